@@ -1,0 +1,1 @@
+"""Benchmarks: figures and ratios against LangGraph, run with `python -m benchmarks`."""

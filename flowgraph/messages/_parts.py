@@ -1,0 +1,161 @@
+"""Content parts: the pieces a message's content is made of.
+
+Each part is a frozen pydantic model discriminated by `type`, so a list of
+parts validates from plain dicts and round-trips through JSON and msgpack.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "AIContentPart",
+    "AudioPart",
+    "ContentPart",
+    "FilePart",
+    "ImagePart",
+    "MediaPart",
+    "ReasoningPart",
+    "TextPart",
+    "ToolCall",
+    "ToolCallPart",
+    "VideoPart",
+]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextPart(_Part):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+    def __init__(self, text: str | None = None, /, **data: Any) -> None:
+        if text is not None:
+            data["text"] = text
+        super().__init__(**data)
+
+
+class ReasoningPart(_Part):
+    """A model's visible reasoning ("thinking"), kept apart from the answer text.
+
+    `signature` is the provider's opaque proof (Anthropic) that must be sent
+    back unchanged on the next turn.
+    """
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+    signature: str | None = None
+
+    def __init__(self, text: str | None = None, /, **data: Any) -> None:
+        if text is not None:
+            data["text"] = text
+        super().__init__(**data)
+
+
+class _Media(_Part):
+    """Media given by URL or inline as base64 text (bytes are encoded on the way in)."""
+
+    url: str | None = None
+    """Where the media lives (https:, file:, or a data: URL)."""
+    data: str | None = None
+    """The media inline, as base64 text."""
+    mime_type: str | None = None
+    """e.g. image/png, audio/wav, application/pdf; required with `data`."""
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _encode_bytes(cls, value: object) -> object:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return base64.b64encode(bytes(value)).decode("ascii")
+        if isinstance(value, str):
+            try:
+                base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise ValueError(
+                    "data must be bytes or base64 text; for a link use url= instead"
+                ) from exc
+        return value
+
+    @model_validator(mode="after")
+    def _url_xor_data(self) -> _Media:
+        if (self.url is None) == (self.data is None):
+            raise ValueError(
+                f"{type(self).__name__} needs exactly one of url= or data=, "
+                f"got {'both' if self.url is not None else 'neither'}"
+            )
+        return self
+
+    def as_bytes(self) -> bytes:
+        """The inline data decoded; a URL part has none to give."""
+        if self.data is None:
+            raise ValueError(f"{type(self).__name__} refers to {self.url!r}; it holds no data")
+        return base64.b64decode(self.data)
+
+
+class ImagePart(_Media):
+    """An image; `detail` is the resolution hint some providers accept."""
+
+    type: Literal["image"] = "image"
+    detail: Literal["auto", "low", "high"] | None = None
+
+
+class AudioPart(_Media):
+    """A sound clip."""
+
+    type: Literal["audio"] = "audio"
+
+
+class VideoPart(_Media):
+    """A video clip."""
+
+    type: Literal["video"] = "video"
+
+
+class FilePart(_Media):
+    """A document (PDF and others); `filename` travels to providers that want one."""
+
+    type: Literal["file"] = "file"
+    filename: str | None = None
+
+
+class ToolCall(BaseModel):
+    """A request from the model to run tool `name` with parsed `args`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallPart(_Part):
+    """A tool call in its place among an AIMessage's parts."""
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+MediaPart = ImagePart | AudioPart | VideoPart | FilePart
+"""The parts `.media` returns."""
+
+ContentPart = Annotated[
+    TextPart | ImagePart | AudioPart | VideoPart | FilePart | ReasoningPart,
+    Field(discriminator="type"),
+]
+"""What any message's content list may hold."""
+
+AIContentPart = Annotated[
+    TextPart | ImagePart | AudioPart | VideoPart | FilePart | ReasoningPart | ToolCallPart,
+    Field(discriminator="type"),
+]
+"""What an AIMessage's content list may hold: also tool calls, in provider order."""

@@ -1,0 +1,191 @@
+"""Reducers: pure functions that merge a node's update into a state field.
+
+`add_messages` is the one that matters most: it merges by message id, so a
+retried or resumed step that re-emits its messages (with the same
+deterministic ids) changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from flowgraph._ids import new_message_id
+from flowgraph.errors import InvalidMessageError
+from flowgraph.messages import (
+    REMOVE_ALL_MESSAGES,
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+    coerce_message,
+    coerce_messages,
+)
+
+__all__ = ["MessageList", "add_messages"]
+
+_WITH_IDS = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage, RemoveMessage})
+_REMOVED: Any = object()
+
+
+class MessageList(list):  # type: ignore[type-arg]  # holds AnyMessage; list[...] subclassing needs no param
+    """A message list that remembers where each id sits, so the next merge is O(update).
+
+    `add_messages` returns one. Any in-place change to the list drops the
+    remembered positions (the next merge rebuilds them), so mutating it by
+    hand stays correct, only slower.
+    """
+
+    __slots__ = ("_positions",)
+
+    def __init__(self, items: Any = (), positions: dict[str, int] | None = None) -> None:
+        super().__init__(items)
+        self._positions = positions
+
+
+def _forgetting(name: str) -> Any:
+    method = getattr(list, name)
+
+    def mutate(self: MessageList, *args: Any) -> Any:
+        self._positions = None
+        return method(self, *args)
+
+    mutate.__name__ = name
+    return mutate
+
+
+for _name in (
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "clear",
+    "sort",
+    "reverse",
+    "__setitem__",
+    "__delitem__",
+    "__iadd__",
+    "__imul__",
+):
+    setattr(MessageList, _name, _forgetting(_name))
+
+
+def _positions_of(messages: object) -> dict[str, int] | None:
+    """id -> index of a clean message list (unique ids, all set), else None.
+
+    A `MessageList` hands its remembered positions over to the merge that
+    extends it (it will rebuild them if it is ever merged into again, as on
+    a fork), so the common path copies nothing of size O(history).
+    """
+    if isinstance(messages, MessageList):
+        known = messages._positions
+        if known is not None:
+            messages._positions = None
+            return known
+    if not isinstance(messages, list):
+        return None
+    try:
+        positions = {m.id: i for i, m in enumerate(messages)}
+    except AttributeError:
+        return None
+    if len(positions) != len(messages) or None in positions:
+        return None
+    return positions  # type: ignore[return-value]  # None was ruled out just above
+
+
+def _merge(merged: list[Any], positions: dict[str, int], updates: Sequence[Any]) -> bool:
+    """Apply `updates` to `merged` in order; True if a RemoveMessage left a hole.
+
+    The first branch is the hot path (a message with an id); coercion,
+    id assignment and removal take the second.
+    """
+    get_position = positions.get
+    append = merged.append
+    removed = False
+    for message in updates:
+        cls = type(message)
+        if cls in _PLAIN:
+            message_id = message.id
+            if message_id is not None:
+                position = get_position(message_id)
+                if position is None:
+                    positions[message_id] = len(merged)
+                    append(message)
+                else:
+                    merged[position] = message
+                continue
+        if cls not in _WITH_IDS:
+            message = coerce_message(message)
+            cls = type(message)
+        message_id = message.id
+        if message_id is None:
+            message_id = new_message_id()
+            message = message.model_copy(update={"id": message_id})
+        if cls is RemoveMessage:
+            if message_id == REMOVE_ALL_MESSAGES:
+                merged.clear()
+                positions.clear()
+                removed = False
+                continue
+            position = positions.pop(message_id, None)
+            if position is None:
+                raise InvalidMessageError(
+                    f"RemoveMessage names id {message_id!r}, but no message in the list has "
+                    f"it ({len(positions)} messages); pass the id of a message that is there",
+                    message_id=message_id,
+                )
+            merged[position] = _REMOVED
+            removed = True
+            continue
+        position = get_position(message_id)
+        if position is None:
+            positions[message_id] = len(merged)
+            append(message)
+        else:
+            merged[position] = message
+    return removed
+
+
+def add_messages(left: Sequence[Any] | Any, right: Sequence[Any] | Any) -> list[AnyMessage]:
+    """Merge `right` into `left` by message id, in time linear in both.
+
+    - a message whose id is already in `left` replaces it in place;
+    - a new message is appended; one without an id first gets one
+      (deterministic inside a run, a uuid outside);
+    - `RemoveMessage(id)` deletes that message (an unknown id is an error);
+      `RemoveMessage(REMOVE_ALL_MESSAGES)` clears everything before it;
+    - dicts, `(role, content)` tuples and strings are coerced to messages.
+
+    Neither argument is modified; messages are never mutated. The result
+    is a `MessageList` that remembers its ids' positions, so merging a
+    small update into a long history costs O(update), not O(history).
+    """
+    positions = _positions_of(left)
+    if positions is None:
+        merged: list[Any] = []
+        positions = {}
+        if left and _merge(merged, positions, coerce_messages(left)):
+            merged, positions = _compacted(merged)
+    else:
+        merged = left[:]  # a plain list: its appends and stores stay C calls
+    if isinstance(right, list):
+        updates = right
+    elif isinstance(right, tuple) and not (len(right) == 2 and isinstance(right[0], str)):
+        updates = list(right)  # a tuple of messages, not one (role, content) pair
+    else:
+        updates = coerce_messages(right)
+    if _merge(merged, positions, updates):
+        merged, positions = _compacted(merged)
+    return MessageList(merged, positions)
+
+
+def _compacted(merged: list[Any]) -> tuple[list[Any], dict[str, int]]:
+    """The list without removed slots, and its positions renumbered."""
+    kept = [m for m in merged if m is not _REMOVED]
+    return kept, {m.id: i for i, m in enumerate(kept)}
+
+
+_PLAIN = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage})
