@@ -1,17 +1,142 @@
 """Context variables of the running step.
 
-Lower layers (reducers, models) read these to cooperate with a run without
-importing the engine: the engine sets them, everyone else only reads.
+Lower layers (reducers, models, tools) read these to cooperate with a run
+without importing the engine: the engine sets them, everyone else only
+reads or reports through the small functions below, which do nothing
+outside a run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["message_id_factory"]
+from flowgraph.errors import BudgetExceededError
+
+__all__ = [
+    "RunUsage",
+    "TaskScope",
+    "charge_model_call",
+    "charge_tool_calls",
+    "current_task",
+    "emit",
+    "message_id_factory",
+    "record_tokens",
+]
 
 message_id_factory: ContextVar[Callable[[], str] | None] = ContextVar(
     "flowgraph_message_id_factory", default=None
 )
 """Makes ids for id-less messages; None means a fresh uuid4 each time."""
+
+
+@dataclass(slots=True)
+class RunUsage:
+    """What one run has spent so far, and the Budget limits it must stay within.
+
+    Calls are charged *before* they happen, so a limit is never exceeded:
+    the call that would exceed it raises instead, inside its node, and the
+    run stops after its last complete step.
+    """
+
+    max_model_calls: int | None = None
+    max_tool_calls: int | None = None
+    max_tokens: int | None = None
+    model_calls: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def charge_model_call(self) -> None:
+        if self.max_model_calls is not None and self.model_calls + 1 > self.max_model_calls:
+            raise BudgetExceededError(
+                f"Budget allows {self.max_model_calls} model calls and all were used; "
+                "resume the thread with a larger Budget(max_model_calls=...)",
+                limit_name="max_model_calls",
+                limit=self.max_model_calls,
+                used=self.model_calls,
+            )
+        if self.max_tokens is not None and self.tokens >= self.max_tokens:
+            raise BudgetExceededError(
+                f"Budget allows {self.max_tokens} tokens and {self.tokens} were used; "
+                "resume the thread with a larger Budget(max_tokens=...)",
+                limit_name="max_tokens",
+                limit=self.max_tokens,
+                used=self.tokens,
+            )
+        self.model_calls += 1
+
+    def charge_tool_calls(self, count: int) -> None:
+        if self.max_tool_calls is not None and self.tool_calls + count > self.max_tool_calls:
+            raise BudgetExceededError(
+                f"Budget allows {self.max_tool_calls} tool calls; {self.tool_calls} were used "
+                f"and {count} more were asked for; resume the thread with a larger "
+                "Budget(max_tool_calls=...)",
+                limit_name="max_tool_calls",
+                limit=self.max_tool_calls,
+                used=self.tool_calls,
+            )
+        self.tool_calls += count
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "model_calls": self.model_calls,
+            "tool_calls": self.tool_calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+@dataclass(slots=True)
+class TaskScope:
+    """Who is running right now: the node, its step and task, and the run's channels."""
+
+    node: str
+    step: int
+    task_index: int
+    usage: RunUsage
+    run_scope: str = ""
+    """The thread (or run) the task belongs to; message ids derive from it."""
+    emit: Callable[[str, Any], None] | None = None
+    """Streams (mode, data) to the caller; None when nobody listens."""
+    resume_values: list[Any] = field(default_factory=list)
+    """Values given with Command(resume=...) for this task's interrupts, in order."""
+    interrupts_seen: int = 0
+
+
+current_task: ContextVar[TaskScope | None] = ContextVar("flowgraph_current_task", default=None)
+
+
+def charge_model_call() -> None:
+    """Count one model call against the run's Budget (raises if none is left)."""
+    scope = current_task.get()
+    if scope is not None:
+        scope.usage.charge_model_call()
+
+
+def record_tokens(input_tokens: int, output_tokens: int) -> None:
+    """Add a call's token usage to the run's totals."""
+    scope = current_task.get()
+    if scope is not None:
+        scope.usage.input_tokens += input_tokens
+        scope.usage.output_tokens += output_tokens
+
+
+def charge_tool_calls(count: int) -> None:
+    """Count tool calls against the run's Budget (raises if they would exceed it)."""
+    scope = current_task.get()
+    if scope is not None:
+        scope.usage.charge_tool_calls(count)
+
+
+def emit(mode: str, data: Any) -> None:
+    """Send `data` to the run's stream in `mode` (e.g. "messages"), if anyone listens."""
+    scope = current_task.get()
+    if scope is not None and scope.emit is not None:
+        scope.emit(mode, data)

@@ -7,19 +7,13 @@ other field is replaced by the update.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from typing import Annotated, Any, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, get_args, get_origin, get_type_hints, is_typeddict
 
 from pydantic import BaseModel, Field
 
 from flowgraph.messages import AnyMessage
 from flowgraph.reducers import add_messages
-
-if sys.version_info >= (3, 11):
-    from typing import is_typeddict
-else:  # pragma: no cover - Python 3.10
-    from typing_extensions import is_typeddict
 
 __all__ = ["MessagesState", "Reducer", "field_reducers", "is_typeddict_schema"]
 

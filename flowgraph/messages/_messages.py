@@ -163,19 +163,32 @@ class InvalidToolCall(BaseModel):
     error: str = ""
 
 
-def _tool_call_parts(calls: object) -> list[ToolCallPart]:
+def _tool_call_parts(calls: object) -> list[dict[str, Any]]:
+    """Tool calls as part dicts, validated once with the rest of the content."""
     if not isinstance(calls, (list, tuple)):
         raise ValueError("tool_calls must be a list of ToolCall or dicts with id, name, args")
     parts = []
     for call in calls:
         if isinstance(call, (ToolCall, ToolCallPart)):
-            parts.append(ToolCallPart(id=call.id, name=call.name, args=call.args))
+            parts.append({"type": "tool_call", "id": call.id, "name": call.name, "args": call.args})
         elif isinstance(call, dict):
-            fields = {k: v for k, v in call.items() if k != "type"}
-            parts.append(ToolCallPart(**fields))
+            parts.append({**call, "type": "tool_call"})
         else:
             raise ValueError(f"a tool call must be a ToolCall or a dict, not {type(call).__name__}")
     return parts
+
+
+def _tool_call(part: ToolCallPart) -> ToolCall:
+    """The ToolCall view of a part, built without re-validating what the part holds."""
+    call = object.__new__(ToolCall)
+    object.__setattr__(call, "__dict__", {"id": part.id, "name": part.name, "args": part.args})
+    object.__setattr__(call, "__pydantic_fields_set__", _TOOL_CALL_FIELDS)
+    object.__setattr__(call, "__pydantic_extra__", None)
+    object.__setattr__(call, "__pydantic_private__", None)
+    return call
+
+
+_TOOL_CALL_FIELDS = frozenset({"id", "name", "args"})
 
 
 class AIMessage(BaseMessage):
@@ -188,7 +201,7 @@ class AIMessage(BaseMessage):
     """
 
     type: Literal["ai"] = "ai"
-    content: str | list[AIContentPart] = ""
+    content: str | list[AIContentPart] = ""  # type: ignore[assignment]  # frozen: widening is safe
     invalid_tool_calls: list[InvalidToolCall] = Field(default_factory=list)
     """Calls the model made whose arguments were not valid JSON."""
     usage: Usage | None = None
@@ -214,7 +227,7 @@ class AIMessage(BaseMessage):
             for p in content
             if isinstance(p, ToolCallPart) or (isinstance(p, dict) and p.get("type") == "tool_call")
         }
-        data["content"] = [*content, *(c for c in calls if c.id not in present)]
+        data["content"] = [*content, *(c for c in calls if c["id"] not in present)]
         return data
 
     @property
@@ -223,11 +236,7 @@ class AIMessage(BaseMessage):
         content = self.content
         if isinstance(content, str):
             return []
-        return [
-            ToolCall.model_construct(id=p.id, name=p.name, args=p.args)
-            for p in content
-            if isinstance(p, ToolCallPart)
-        ]
+        return [_tool_call(p) for p in content if type(p) is ToolCallPart]
 
     @property
     def reasoning(self) -> str:

@@ -1,0 +1,138 @@
+"""The pure superstep algorithm: merge a step's writes, then decide the next step's tasks.
+
+No I/O and no concurrency here: the run loop calls these two functions at
+every step barrier, so the rules of a superstep can be read (and tested)
+in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flowgraph._context import message_id_factory
+from flowgraph._ids import deterministic_id_factory
+from flowgraph.errors import GraphValidationError
+from flowgraph.graph._types import END, MISSING, Send
+
+if TYPE_CHECKING:
+    from flowgraph.graph._builder import Branch, StateGraph
+    from flowgraph.graph._schema import StateAdapter
+
+__all__ = ["Plan", "Task", "TaskResult", "apply_writes", "next_tasks"]
+
+
+@dataclass(slots=True)
+class Task:
+    """One node to run in a step; `arg` is a Send's argument (MISSING: the node gets the state)."""
+
+    node: str
+    index: int = 0
+    arg: Any = MISSING
+
+
+@dataclass(slots=True)
+class TaskResult:
+    """What a finished task asks for: checked writes in order, and explicit routes."""
+
+    task: Task
+    writes: list[tuple[str, Any]] = field(default_factory=list)
+    goto: list[str | Send] = field(default_factory=list)
+
+
+class Plan:
+    """The graph's structure indexed for the run loop: successors, branches and joins per node."""
+
+    __slots__ = ("branches", "joins", "joins_by_source", "nodes", "successors")
+
+    def __init__(self, builder: StateGraph) -> None:
+        self.nodes = builder.nodes
+        successors: dict[str, list[str]] = {}
+        for a, b in builder.direct_edges():
+            successors.setdefault(a, []).append(b)
+        self.successors = {k: tuple(v) for k, v in successors.items()}
+        branches: dict[str, list[Branch]] = {}
+        for branch in builder.branches:
+            branches.setdefault(branch.source, []).append(branch)
+        self.branches = {k: tuple(v) for k, v in branches.items()}
+        self.joins = list(builder.joins)
+        joins_by_source: dict[str, list[int]] = {}
+        for i, (sources, _) in enumerate(self.joins):
+            for source in sources:
+                joins_by_source.setdefault(source, []).append(i)
+        self.joins_by_source = {k: tuple(v) for k, v in joins_by_source.items()}
+
+
+def apply_writes(
+    state: StateAdapter,
+    values: dict[str, Any],
+    results: Sequence[TaskResult],
+    *,
+    scope: str,
+    step: int,
+) -> dict[str, Any]:
+    """The state after a step: every task's writes merged in task order (not finish order).
+
+    Reducers that make message ids see a factory scoped to the task, so the
+    same step always produces the same ids.
+    """
+    merged = dict(values)
+    for result in results:
+        if not result.writes:
+            continue
+        task = result.task
+        token = message_id_factory.set(deterministic_id_factory(scope, step, task.node, task.index))
+        try:
+            for key, value in result.writes:
+                state.apply(merged, key, value)
+        finally:
+            message_id_factory.reset(token)
+    return merged
+
+
+def next_tasks(
+    plan: Plan, routes: Sequence[tuple[str, Sequence[str | Send]]], join_seen: dict[int, set[str]]
+) -> list[Task]:
+    """The next step's tasks, in the order their triggers were produced.
+
+    A node triggered several times runs once; every `Send` is its own task.
+    `join_seen` (updated in place) remembers which sources of each join edge
+    have finished since its target last ran.
+    """
+    tasks: list[Task] = []
+    scheduled: set[str] = set()
+    nodes = plan.nodes
+
+    def add(target: str | Send, source: str) -> None:
+        if isinstance(target, Send):
+            if target.node not in nodes:
+                raise GraphValidationError(
+                    f"Node '{source}' sent to '{target.node}', which is not a node; "
+                    f"known nodes: {', '.join(sorted(nodes))}",
+                    node=source,
+                )
+            tasks.append(Task(target.node, len(tasks), target.arg))
+            return
+        if target == END or target in scheduled:
+            return
+        if target not in nodes:
+            raise GraphValidationError(
+                f"Node '{source}' routed to '{target}', which is not a node; "
+                f"known nodes: {', '.join(sorted(nodes))} (or END)",
+                node=source,
+            )
+        scheduled.add(target)
+        tasks.append(Task(target, len(tasks)))
+
+    for source, targets in routes:
+        for target in targets:
+            add(target, source)
+        for join in plan.joins_by_source.get(source, ()):
+            sources, target_node = plan.joins[join]
+            seen = join_seen.setdefault(join, set())
+            seen.add(source)
+            if seen >= sources:
+                del join_seen[join]
+                add(target_node, source)
+    return tasks

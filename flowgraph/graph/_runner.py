@@ -1,0 +1,314 @@
+"""The one run loop: supersteps until no task is left.
+
+Each step runs its tasks concurrently (async nodes as tasks, sync nodes in
+threads; a lone sync node under the sync API runs inline, with nothing to
+overlap), merges their writes at the barrier in task order, routes, and
+hands the finished step to the checkpoint hook. `invoke`, `stream` and
+their async twins all drive this loop; the sync API is a bridge over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from flowgraph._context import RunUsage, TaskScope, current_task, message_id_factory
+from flowgraph._ids import deterministic_id_factory
+from flowgraph.errors import GraphRecursionError, GraphValidationError, InvalidUpdateError
+from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes, next_tasks
+from flowgraph.graph._types import MISSING, Command, Send, StreamPart
+
+if TYPE_CHECKING:
+    from flowgraph.graph._builder import Branch
+    from flowgraph.graph._schema import StateAdapter
+
+__all__ = ["Engine", "Run", "StepHook", "SubgraphWrites", "run_loop"]
+
+
+class SubgraphWrites(list[tuple[str, Any]]):
+    """A node result that is a list of (key, value) writes in order (what a subgraph returns)."""
+
+
+StepHook = Callable[["Run", Sequence[TaskResult]], Awaitable[None]]
+"""Called after each completed step (the checkpoint seam)."""
+
+
+@dataclass(slots=True)
+class Engine:
+    """What a compiled graph runs: its structure and state schema, fixed at compile time."""
+
+    plan: Plan
+    state: StateAdapter
+    name: str
+
+
+@dataclass(slots=True)
+class Run:
+    """Everything that changes while one invocation runs."""
+
+    values: dict[str, Any]
+    tasks: list[Task]
+    scope: str
+    """The thread id (or a run id without a thread): message ids derive from it."""
+    usage: RunUsage
+    step: int = 0
+    recursion_limit: int = 100
+    steps_taken: int = 0
+    join_seen: dict[int, set[str]] = field(default_factory=dict)
+    sink: Callable[[StreamPart], None] | None = None
+    modes: frozenset[str] = frozenset()
+    inline_sync: bool = False
+    on_step: StepHook | None = None
+    on_failure: StepHook | None = None
+    """Called with the finished tasks of a step whose sibling failed (pending writes)."""
+    write_log: list[tuple[str, Any]] | None = None
+    """When set, every merged write is also recorded here (subgraphs report them up)."""
+
+    def emitter(self, node: str, step: int) -> Callable[[str, Any], None] | None:
+        """The task-level stream function (`_context.emit`), tagged with node and step."""
+        if self.sink is None:
+            return None
+        return partial(_emit, self.sink, self.modes, step, node)
+
+
+def _emit(
+    sink: Callable[[StreamPart], None],
+    modes: frozenset[str],
+    step: int,
+    node: str,
+    mode: str,
+    data: Any,
+) -> None:
+    if mode in modes:
+        sink(StreamPart(mode, step, node, data))  # type: ignore[arg-type]  # mode is a StreamMode
+
+
+# -- tasks ----------------------------------------------------------------------
+
+
+def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
+    """A node's return value as checked writes and routes; anything else is a clear error."""
+    node = task.node
+    if out is None:
+        return TaskResult(task)
+    if isinstance(out, Mapping):
+        return TaskResult(task, list(engine.state.check_update(node, out).items()))
+    if isinstance(out, Command):
+        if out.has_resume:
+            raise InvalidUpdateError(
+                f"Node '{node}' returned Command(resume=...); resume is given to invoke(), "
+                "not returned by a node",
+                node=node,
+            )
+        writes: list[tuple[str, Any]] = []
+        if out.update is not None:
+            if not isinstance(out.update, Mapping):
+                raise InvalidUpdateError(
+                    f"Node '{node}' returned Command(update=...) with a "
+                    f"{type(out.update).__name__}; update must be a dict of fields",
+                    node=node,
+                )
+            writes = list(engine.state.check_update(node, out.update).items())
+        return TaskResult(task, writes, out.goto_targets())
+    if isinstance(out, SubgraphWrites):
+        checked = []
+        for key, value in out:
+            checked.extend(engine.state.check_update(node, {key: value}).items())
+        return TaskResult(task, checked)
+    if isinstance(out, engine.state.schema) and hasattr(out, "model_fields_set"):
+        fields = {k: getattr(out, k) for k in out.model_fields_set}
+        return TaskResult(task, list(engine.state.check_update(node, fields).items()))
+    raise InvalidUpdateError(
+        f"Node '{node}' returned {type(out).__name__}; a node returns a dict of updates, "
+        "a Command, or None",
+        node=node,
+    )
+
+
+async def _call(fn: Callable[..., Any], arg: Any, *, is_async: bool, inline: bool) -> Any:
+    if is_async:
+        out = await fn(arg)
+    elif inline:
+        out = fn(arg)
+    else:
+        out = await asyncio.to_thread(fn, arg)
+    if inspect.isawaitable(out):
+        out = await out
+    return out
+
+
+async def _run_task(engine: Engine, run: Run, task: Task, inline: bool) -> TaskResult:
+    spec = engine.plan.nodes[task.node]
+    scope = TaskScope(
+        task.node, run.step, task.index, run.usage, run.scope, run.emitter(task.node, run.step)
+    )
+    token = current_task.set(scope)
+    events = "events" in run.modes
+    started = time.perf_counter()
+    if events:
+        scope.emit("events", {"event": "start", "task": task.index})  # type: ignore[misc]
+    attempt = 0
+    try:
+        while True:
+            attempt += 1
+            arg = engine.state.view(run.values) if task.arg is MISSING else task.arg
+            try:
+                out = await _call(spec.fn, arg, is_async=spec.is_async, inline=inline)
+                ids = message_id_factory.set(
+                    deterministic_id_factory(run.scope, run.step, task.node, task.index)
+                )
+                try:
+                    result = _result(engine, task, out)
+                finally:
+                    message_id_factory.reset(ids)
+                break
+            except Exception as exc:
+                policy = spec.retry
+                if policy is None or attempt >= policy.max_attempts or not policy.should_retry(exc):
+                    raise
+                await asyncio.sleep(policy.delay(attempt, exc))
+    except Exception as exc:
+        exc.add_note(f"(in node '{task.node}', step {run.step}, attempt {attempt})")
+        if events:
+            scope.emit(  # type: ignore[misc]
+                "events",
+                {
+                    "event": "error",
+                    "task": task.index,
+                    "duration": time.perf_counter() - started,
+                    "error": f"{type(exc).__name__}: {exc}",
+                },
+            )
+        raise
+    finally:
+        current_task.reset(token)
+    if events:
+        scope.emit(  # type: ignore[misc]
+            "events",
+            {"event": "end", "task": task.index, "duration": time.perf_counter() - started},
+        )
+    return result
+
+
+async def _run_tasks(engine: Engine, run: Run) -> list[TaskResult | BaseException]:
+    """Run the step's tasks concurrently; outcomes in task order.
+
+    Siblings of a failed task still finish, so their writes can be kept as
+    pending and a resume need not run them again.
+    """
+    tasks = run.tasks
+    if len(tasks) == 1:
+        try:
+            return [await _run_task(engine, run, tasks[0], run.inline_sync)]
+        except Exception as exc:
+            return [exc]
+    return await asyncio.gather(
+        *(_run_task(engine, run, task, False) for task in tasks), return_exceptions=True
+    )
+
+
+# -- routing --------------------------------------------------------------------
+
+
+def _branch_targets(branch: Branch, out: Any) -> list[str | Send]:
+    items = out if isinstance(out, (list, tuple)) else [out]
+    targets: list[str | Send] = []
+    for item in items:
+        if isinstance(item, Send):
+            targets.append(item)
+        elif branch.path_map is not None:
+            try:
+                targets.append(branch.path_map[item])
+            except (KeyError, TypeError):
+                raise GraphValidationError(
+                    f"The branch from '{branch.source}' returned {item!r}, which its path_map "
+                    f"does not have; expected one of {list(branch.path_map)}",
+                    node=branch.source,
+                ) from None
+        elif isinstance(item, str):
+            targets.append(item)
+        else:
+            raise GraphValidationError(
+                f"The branch from '{branch.source}' returned {item!r}; a branch returns a node "
+                "name, END, a Send, or a list of them",
+                node=branch.source,
+            )
+    return targets
+
+
+async def _routes(
+    engine: Engine, values: dict[str, Any], sources: Sequence[tuple[str, list[str | Send]]]
+) -> list[tuple[str, list[str | Send]]]:
+    """Each finished node's next targets: plain edges, its Command's goto, then its branches."""
+    plan = engine.plan
+    view: Any = MISSING
+    routes = []
+    for node, goto in sources:
+        targets: list[str | Send] = [*plan.successors.get(node, ()), *goto]
+        for branch in plan.branches.get(node, ()):
+            if view is MISSING:
+                view = engine.state.view(values)
+            out = branch.path(view)
+            if inspect.isawaitable(out):
+                out = await out
+            targets.extend(_branch_targets(branch, out))
+        routes.append((node, targets))
+    return routes
+
+
+async def start_tasks(engine: Engine, run: Run, source: str) -> None:
+    """Plan the first tasks after `source` (START, or a node given by update_state)."""
+    routes = await _routes(engine, run.values, [(source, [])])
+    run.tasks = next_tasks(engine.plan, routes, run.join_seen)
+
+
+# -- the loop -------------------------------------------------------------------
+
+
+async def run_loop(engine: Engine, run: Run) -> None:
+    """Run supersteps until no task is left; `run.values` holds the final state."""
+    while run.tasks:
+        if run.steps_taken >= run.recursion_limit:
+            names = ", ".join(sorted({t.node for t in run.tasks}))
+            raise GraphRecursionError(
+                f"Recursion limit of {run.recursion_limit} steps reached without reaching END "
+                f"(next nodes: {names}). If the graph loops on purpose, pass a larger "
+                "recursion_limit to invoke(); otherwise check the condition that should "
+                "route to END.",
+                limit=run.recursion_limit,
+                nodes=tuple(t.node for t in run.tasks),
+            )
+        run.step += 1
+        run.steps_taken += 1
+        outcomes = await _run_tasks(engine, run)
+        results = [o for o in outcomes if isinstance(o, TaskResult)]
+        if len(results) != len(outcomes):
+            failure = next(o for o in outcomes if not isinstance(o, TaskResult))
+            if run.on_failure is not None:
+                await run.on_failure(run, results)
+            raise failure
+        values = apply_writes(engine.state, run.values, results, scope=run.scope, step=run.step)
+        routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results])
+        run.values = values
+        run.tasks = next_tasks(engine.plan, routes, run.join_seen)
+        if run.write_log is not None:
+            run.write_log.extend(w for r in results for w in r.writes)
+        if run.sink is not None:
+            _stream_step(engine, run, results)
+        if run.on_step is not None:
+            await run.on_step(run, results)
+
+
+def _stream_step(engine: Engine, run: Run, results: Sequence[TaskResult]) -> None:
+    sink = run.sink
+    assert sink is not None
+    if "updates" in run.modes:
+        for result in results:
+            sink(StreamPart("updates", run.step, result.task.node, dict(result.writes)))
+    if "values" in run.modes:
+        sink(StreamPart("values", run.step, None, engine.state.view(run.values)))

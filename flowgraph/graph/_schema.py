@@ -1,0 +1,179 @@
+"""The state schema as the engine sees it: fields, reducers, validation, and fast views.
+
+Internally a run keeps its state as a plain dict of field values; nodes see
+it as the schema's own type (a pydantic instance or a dict), built without
+re-validating values the engine has already checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, get_type_hints
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import PydanticUndefined
+
+from flowgraph._ids import with_new_id
+from flowgraph.errors import InvalidUpdateError
+from flowgraph.messages import (
+    AIMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+    coerce_messages,
+)
+from flowgraph.reducers import add_messages
+from flowgraph.state import Reducer, field_reducers, is_typeddict_schema
+
+__all__ = ["StateAdapter"]
+
+_MESSAGE_TYPES = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage, RemoveMessage})
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()[:3]
+    )
+
+
+class StateAdapter:
+    """Everything the engine needs to know about one state schema, computed once."""
+
+    def __init__(self, schema: type[Any]) -> None:
+        self.schema = schema
+        self.is_model = isinstance(schema, type) and issubclass(schema, BaseModel)
+        if not self.is_model and not is_typeddict_schema(schema):
+            raise TypeError(
+                f"StateGraph needs a pydantic model or a TypedDict as its schema, not {schema!r}; "
+                "subclass MessagesState to start"
+            )
+        self.reducers: dict[str, Reducer | None] = field_reducers(schema)
+        self.message_fields = frozenset(k for k, r in self.reducers.items() if r is add_messages)
+        self._validators: dict[str, TypeAdapter[Any]] = {}
+        self._has_private = self.is_model and bool(schema.__private_attributes__)
+
+    # -- values ---------------------------------------------------------------
+
+    def defaults(self) -> dict[str, Any]:
+        """The values a new thread starts with: each field's default, if it has one."""
+        if not self.is_model:
+            return {}
+        values = {}
+        for name, info in self.schema.model_fields.items():
+            if info.default_factory is not None:
+                values[name] = info.default_factory()  # type: ignore[call-arg]  # no-arg factories only
+            elif info.default is not PydanticUndefined:
+                values[name] = info.default
+        return values
+
+    def missing_required(self, values: Mapping[str, Any]) -> list[str]:
+        """Required fields of a pydantic schema that no input has set yet."""
+        if not self.is_model:
+            return []
+        return [
+            name
+            for name, info in self.schema.model_fields.items()
+            if info.is_required() and name not in values
+        ]
+
+    def view(self, values: dict[str, Any]) -> Any:
+        """The state as a node sees it, sharing the (already valid) field values."""
+        if not self.is_model:
+            return dict(values)
+        if self._has_private:
+            return self.schema.model_construct(**values)
+        state = self.schema.__new__(self.schema)
+        object.__setattr__(state, "__dict__", dict(values))
+        object.__setattr__(state, "__pydantic_fields_set__", set(values))
+        object.__setattr__(state, "__pydantic_extra__", None)
+        object.__setattr__(state, "__pydantic_private__", None)
+        return state
+
+    # -- updates --------------------------------------------------------------
+
+    def check_update(self, node: str, update: Mapping[str, Any]) -> dict[str, Any]:
+        """The update with every key known and every replaced value valid for its field.
+
+        Reducer fields are left to their reducer (which accepts other shapes,
+        e.g. a single message or a tuple); message fields get their ids here,
+        so what is streamed and stored carries the ids the state will hold.
+        """
+        checked = {}
+        reducers = self.reducers
+        for key, value in update.items():
+            if key not in reducers:
+                raise InvalidUpdateError(
+                    f"Node '{node}' wrote to '{key}', which is not a field of "
+                    f"{self.schema.__name__}; add the field to the schema or fix the key "
+                    f"(fields: {', '.join(sorted(reducers))})",
+                    node=node,
+                    key=key,
+                )
+            if key in self.message_fields:
+                checked[key] = self._with_ids(node, key, value)
+            elif reducers[key] is None:
+                checked[key] = self._validate(node, key, value)
+            else:
+                checked[key] = value
+        return checked
+
+    def _with_ids(self, node: str, key: str, value: Any) -> list[Any]:
+        if isinstance(value, list) and all(type(m) in _MESSAGE_TYPES for m in value):
+            messages = list(value)
+        else:
+            messages = self._coerce(node, key, value)
+        for i, message in enumerate(messages):
+            if message.id is None:
+                messages[i] = with_new_id(message)
+        return messages
+
+    def _coerce(self, node: str, key: str, value: Any) -> list[Any]:
+        try:
+            return coerce_messages(value)
+        except ValueError as exc:
+            raise InvalidUpdateError(
+                f"Node '{node}' wrote to '{key}' something that is not a message: {exc}",
+                node=node,
+                key=key,
+            ) from exc
+
+    def _validate(self, node: str, key: str, value: Any) -> Any:
+        validator = self._validators.get(key)
+        if validator is None:
+            validator = self._validators[key] = TypeAdapter(self._annotation(key))
+        try:
+            return validator.validate_python(value)
+        except ValidationError as exc:
+            raise InvalidUpdateError(
+                f"Node '{node}' wrote an invalid value to '{key}': {_describe(exc)}",
+                node=node,
+                key=key,
+            ) from exc
+
+    def _annotation(self, key: str) -> Any:
+        if self.is_model:
+            info = self.schema.model_fields[key]
+            return Annotated[info.annotation, info] if info.metadata else info.annotation
+        return get_type_hints(self.schema, include_extras=True)[key]
+
+    def apply(self, values: dict[str, Any], key: str, value: Any) -> None:
+        """Merge one checked write into `values` through the field's reducer."""
+        reducer = self.reducers[key]
+        if reducer is None:
+            values[key] = value
+        elif key in values:
+            values[key] = reducer(values[key], value)
+        else:
+            values[key] = reducer(_empty_like(value), value)
+
+
+def _empty_like(value: Any) -> Any:
+    """What a reducer field holds before its first write: an empty container of its kind."""
+    if isinstance(value, (list, tuple)):
+        return []
+    if isinstance(value, dict):
+        return {}
+    if isinstance(value, (set, frozenset)):
+        return set()
+    return type(value)() if isinstance(value, (int, float, str)) else None

@@ -1,0 +1,166 @@
+"""The values a graph's users hand to it and get back: frozen, keyword-only data."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from flowgraph.errors import (
+    ModelConnectionError,
+    ModelTimeoutError,
+    RateLimitError,
+    ServerError,
+)
+
+__all__ = [
+    "END",
+    "START",
+    "Budget",
+    "Command",
+    "Interrupt",
+    "RetryPolicy",
+    "Send",
+    "StreamMode",
+    "StreamPart",
+]
+
+START = "__start__"
+"""The virtual node a run begins at: `add_edge(START, "first")`."""
+END = "__end__"
+"""The virtual node a branch ends at: `add_edge("last", END)`."""
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Run `node` once with `arg` as its input instead of the state (map-reduce fan-out)."""
+
+    node: str
+    arg: Any
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Command:
+    """Route and update from inside a node, or resume an interrupted run.
+
+    Returned by a node: `update` is applied like a returned dict and `goto`
+    names the next node(s) or `Send`s. Given to `invoke`: `resume` is what
+    the pending `interrupt()` returns (a dict keyed by interrupt id resumes
+    several at once).
+    """
+
+    update: Any = None
+    goto: str | Send | Sequence[str | Send] = ()
+    resume: Any = MISSING
+
+    @property
+    def has_resume(self) -> bool:
+        return self.resume is not MISSING
+
+    def goto_targets(self) -> list[str | Send]:
+        goto = self.goto
+        if isinstance(goto, (str, Send)):
+            return [goto]
+        return list(goto)
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Transport errors, timeouts, HTTP 429 and 5xx: worth another attempt; bugs are not."""
+    if isinstance(exc, (RateLimitError, ServerError, ModelTimeoutError, ModelConnectionError)):
+        return True
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return True
+    module = type(exc).__module__
+    if module.startswith(("httpx", "httpcore")):
+        response = getattr(exc, "response", None)
+        status = getattr(response, "status_code", None)
+        if status is not None:
+            return bool(status == 429 or status >= 500)
+        return type(exc).__name__.endswith(("TransportError", "TimeoutException")) or any(
+            base.__name__ in ("TransportError", "TimeoutException") for base in type(exc).__mro__
+        )
+    return False
+
+
+RetryOn = type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RetryPolicy:
+    """How often and how patiently to re-run a node whose attempt raised.
+
+    A failed attempt's writes are discarded; the next attempt starts from
+    the same state, so its messages get the same ids. By default only
+    transient failures are retried (connection errors, timeouts, HTTP 429
+    honouring Retry-After, 5xx), never programming errors.
+    """
+
+    max_attempts: int = 3
+    initial_interval: float = 0.5
+    backoff: float = 2.0
+    max_interval: float = 30.0
+    jitter: bool = True
+    retry_on: RetryOn = _is_transient
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("RetryPolicy.max_attempts must be at least 1")
+
+    def should_retry(self, exc: BaseException) -> bool:
+        retry_on = self.retry_on
+        if isinstance(retry_on, type) or isinstance(retry_on, tuple):
+            return isinstance(exc, retry_on)
+        return bool(retry_on(exc))
+
+    def delay(self, attempt: int, exc: BaseException | None = None) -> float:
+        """Seconds to wait before attempt `attempt + 1` (attempt counts from 1)."""
+        wait = min(self.max_interval, self.initial_interval * self.backoff ** (attempt - 1))
+        if self.jitter:
+            wait *= 1 + random.random() * 0.25
+        retry_after = getattr(exc, "retry_after", None)
+        if isinstance(retry_after, (int, float)) and retry_after > wait:
+            wait = min(float(retry_after), max(self.max_interval, float(retry_after)))
+        return wait
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Budget:
+    """Spending limits for one run; a call that would exceed one raises BudgetExceededError.
+
+    The run stops after its last complete step, which stays resumable.
+    """
+
+    max_model_calls: int | None = None
+    max_tool_calls: int | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """A pause requested by `interrupt(value)` in `node`; resume it by `id`."""
+
+    value: Any
+    id: str
+    node: str = ""
+
+
+StreamMode = Literal["updates", "values", "messages", "events"]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamPart:
+    """One item of `stream()`: what happened (`mode`), when (`step`), where (`node`)."""
+
+    mode: StreamMode
+    step: int
+    node: str | None
+    data: Any = field(default=None)

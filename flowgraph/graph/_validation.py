@@ -1,0 +1,86 @@
+"""compile()'s checks: a graph that cannot run as built fails here, naming the node."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import networkx as nx
+
+from flowgraph.errors import GraphValidationError
+from flowgraph.graph._types import END, START
+
+if TYPE_CHECKING:
+    from flowgraph.graph._builder import StateGraph
+
+__all__ = ["validate"]
+
+
+def validate(
+    builder: StateGraph,
+    *,
+    interrupt_before: Sequence[str] = (),
+    interrupt_after: Sequence[str] = (),
+) -> None:
+    """Raise GraphValidationError for the first problem found, with the fix in the message."""
+    nodes = builder.nodes
+    known = set(nodes) | {START, END}
+
+    def must_exist(name: str, where: str) -> None:
+        if name not in known:
+            hint = f"; known nodes: {', '.join(sorted(nodes))}" if nodes else ""
+            raise GraphValidationError(
+                f"{where} refers to node '{name}', which was never added; "
+                f"add_node('{name}', ...) or fix the name{hint}",
+                node=name,
+            )
+
+    for a, b in builder.direct_edges():
+        must_exist(a, f"The edge {a} -> {b}")
+        must_exist(b, f"The edge {a} -> {b}")
+    for sources, target in builder.joins:
+        for source in sorted(sources):
+            must_exist(source, f"The join edge {sorted(sources)} -> {target}")
+        must_exist(target, f"The join edge {sorted(sources)} -> {target}")
+    for branch in builder.branches:
+        must_exist(branch.source, "A conditional edge")
+        for target in branch.targets or ():
+            if branch.path_map is not None:
+                must_exist(target, f"The path_map of the conditional edge from '{branch.source}'")
+            else:
+                must_exist(target, f"The return hint of the branch from '{branch.source}'")
+    for name, spec in nodes.items():
+        for target in spec.destinations:
+            must_exist(target, f"The destinations of node '{name}'")
+    for name in (*interrupt_before, *interrupt_after):
+        must_exist(name, "interrupt_before/interrupt_after")
+
+    graph = builder.graph
+    if graph.out_degree(START) == 0 and not any(b.source == START for b in builder.branches):
+        raise GraphValidationError(
+            "The graph has no entry point; add_edge(START, 'first_node') "
+            "or add_conditional_edges(START, ...)",
+            node=START,
+        )
+
+    open_branches = {b.source for b in builder.branches if b.targets is None}
+    if open_branches:
+        # a branch whose targets are unknown may lead anywhere
+        reachable = set(nx.descendants(graph, START)) | {START}
+        if reachable & open_branches:
+            reachable = known
+    else:
+        reachable = set(nx.descendants(graph, START)) | {START}
+    for name in nodes:
+        if name not in reachable:
+            raise GraphValidationError(
+                f"Node '{name}' is unreachable from START; add an edge to it, list it in a "
+                "path_map or a node's destinations=, or remove it",
+                node=name,
+            )
+        if graph.out_degree(name) == 0 and name not in open_branches:
+            raise GraphValidationError(
+                f"Node '{name}' has no way out; add_edge('{name}', END) or to the next node "
+                "(a node that routes with Command(goto=...) declares destinations=[...])",
+                node=name,
+            )
