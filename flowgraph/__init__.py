@@ -68,6 +68,9 @@ from flowgraph.reducers import MessageList, add_messages
 from flowgraph.state import MessagesState
 
 __all__ = [
+    "END",
+    "REMOVE_ALL_MESSAGES",
+    "START",
     "AIContentPart",
     "AIMessage",
     "AnyMessage",
@@ -83,7 +86,6 @@ __all__ = [
     "ConcurrentRunError",
     "ContentPart",
     "DeserializationError",
-    "END",
     "FilePart",
     "FlowgraphError",
     "GraphRecursionError",
@@ -104,12 +106,10 @@ __all__ = [
     "ModelTimeoutError",
     "NotFoundError",
     "PermissionDeniedError",
-    "REMOVE_ALL_MESSAGES",
     "RateLimitError",
     "ReasoningPart",
     "RemoveMessage",
     "RetryPolicy",
-    "START",
     "Send",
     "SerializationError",
     "ServerError",
