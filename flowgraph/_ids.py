@@ -10,11 +10,18 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from itertools import count
+from typing import TypeVar
 
 from flowgraph._context import message_id_factory
 
-__all__ = ["deterministic_id_factory", "new_message_id", "with_new_id"]
+__all__ = [
+    "deterministic_id_factory",
+    "new_message_id",
+    "random_scope_key",
+    "scope_key",
+    "with_new_id",
+]
 
 M = TypeVar("M")
 
@@ -25,23 +32,28 @@ def new_message_id() -> str:
     return factory() if factory is not None else str(uuid.uuid4())
 
 
-def deterministic_id_factory(*scope: object) -> Callable[[], str]:
-    """Ids that depend only on `scope` (thread, step, node, task) and position.
+def scope_key(*scope: object) -> str:
+    """A short stable key for a run scope (e.g. thread and parent checkpoint)."""
+    return hashlib.blake2b("\x1f".join(map(str, scope)).encode(), digest_size=8).hexdigest()
+
+
+def random_scope_key() -> str:
+    """A key for a run with no history to continue: unique, so ids never collide."""
+    return uuid.uuid4().hex[:16]
+
+
+def deterministic_id_factory(key: str, step: int, task: int) -> Callable[[], str]:
+    """Ids that depend only on the run `key`, the step, the task's index and position.
 
     The n-th call of the returned factory yields the same id for the same
-    scope every time, in any process. Creating a factory is cheap; the
-    scope is hashed only when a first id is asked for.
+    arguments every time, in any process, so a retried or resumed task
+    re-emits the ids of its first attempt.
     """
-    state: list[Any] = [None, 0]
+    positions = count()
+    prefix = f"{key}-{step}-{task}-"
 
     def make() -> str:
-        prefix = state[0]
-        if prefix is None:
-            prefix = state[0] = "\x1f".join(map(str, scope)).encode() + b"\x1e"
-        position = state[1]
-        state[1] = position + 1
-        h = hashlib.blake2b(prefix + str(position).encode(), digest_size=16).hexdigest()
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        return f"{prefix}{next(positions)}"
 
     return make
 

@@ -1,8 +1,8 @@
 """CompiledGraph: the runnable app `StateGraph.compile()` returns.
 
-A thin facade: it prepares a `Run` (input applied through the reducers,
-first tasks planned) and hands it to the one run loop; the sync methods
-bridge to the async ones.
+A thin facade: `_start.prepare_run` turns the call into a ready `Run`, the
+one run loop executes it; the sync methods bridge to the async ones, and
+the state API reads and writes the thread's checkpoints.
 """
 
 from __future__ import annotations
@@ -10,40 +10,37 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import suppress
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from flowgraph._context import RunUsage, current_task, message_id_factory
-from flowgraph._ids import deterministic_id_factory
+from flowgraph._ids import deterministic_id_factory, random_scope_key, scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._bridge import iterate_sync, run_sync
+from flowgraph.graph._persist import Cursor, Saver
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, SubgraphWrites, run_loop, start_tasks
-from flowgraph.graph._types import START, Budget, StreamMode, StreamPart
+from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
+from flowgraph.graph._types import START, Budget, StateSnapshot, StreamMode, StreamPart
 
 if TYPE_CHECKING:
     import networkx as nx
 
+    from flowgraph.checkpoint.base import BaseCheckpointer
     from flowgraph.graph._builder import StateGraph
+    from flowgraph.graph._persist import Loaded
     from flowgraph.graph._schema import StateAdapter
 
 __all__ = ["CompiledGraph"]
 
 _MODES = frozenset({"updates", "values", "messages", "events"})
 _DONE: Any = object()
-
-
-def _usage_for(budget: Budget | None) -> RunUsage:
-    if budget is None:
-        return RunUsage()
-    return RunUsage(
-        max_model_calls=budget.max_model_calls,
-        max_tool_calls=budget.max_tool_calls,
-        max_tokens=budget.max_tokens,
-    )
+UPDATE = "__update__"
+"""The node name update_state() writes as when no as_node is given."""
 
 
 def _modes(mode: StreamMode | Sequence[StreamMode]) -> frozenset[str]:
@@ -63,7 +60,7 @@ class CompiledGraph:
         self,
         builder: StateGraph,
         *,
-        checkpointer: Any,
+        checkpointer: BaseCheckpointer | None,
         interrupt_before: tuple[str, ...],
         interrupt_after: tuple[str, ...],
         budget: Budget | None,
@@ -86,90 +83,42 @@ class CompiledGraph:
     def schema(self) -> type[Any]:
         return self.builder.schema
 
-    # -- preparing a run ---------------------------------------------------------
-
-    def _input_writes(self, input: Any) -> dict[str, Any]:
-        if isinstance(input, BaseModel):
-            return {k: getattr(input, k) for k in input.model_fields_set}
-        if isinstance(input, Mapping):
-            return dict(input)
-        raise InvalidUpdateError(
-            f"invoke() takes a dict of state fields (or a {self.engine.state.schema.__name__}), "
-            f"not {type(input).__name__}",
-            node=START,
-        )
-
-    async def _prepare(
+    def _options(
         self,
-        input: Any,
         *,
         thread_id: str | None,
+        checkpoint_id: str | None,
         recursion_limit: int,
         budget: Budget | None,
+        interrupt_before: Sequence[str] | None,
+        interrupt_after: Sequence[str] | None,
         inline_sync: bool,
         sink: Callable[[StreamPart], None] | None = None,
         modes: frozenset[str] = frozenset(),
-    ) -> Run:
-        state = self.engine.state
-        run = Run(
-            values=state.defaults(),
-            tasks=[],
-            scope=thread_id if thread_id is not None else uuid.uuid4().hex,
-            usage=_usage_for(budget if budget is not None else self.budget),
+    ) -> RunOptions:
+        for name in (*(interrupt_before or ()), *(interrupt_after or ())):
+            if name not in self.engine.plan.nodes:
+                raise ValueError(f"interrupt_before/after names '{name}', which is not a node")
+        return RunOptions(
+            thread_id=thread_id,
+            checkpoint_id=checkpoint_id,
             recursion_limit=recursion_limit,
+            budget=budget if budget is not None else self.budget,
+            inline_sync=inline_sync,
             sink=sink,
             modes=modes,
-            inline_sync=inline_sync,
+            interrupt_before=frozenset(
+                self.interrupt_before if interrupt_before is None else interrupt_before
+            ),
+            interrupt_after=frozenset(
+                self.interrupt_after if interrupt_after is None else interrupt_after
+            ),
         )
-        if input is None:
-            raise InvalidUpdateError(
-                "invoke(None) resumes a thread, which needs a checkpointer and a thread_id; "
-                "pass an input dict to start a run",
-                node=START,
-            )
-        token = message_id_factory.set(deterministic_id_factory(run.scope, 0, START, 0))
-        try:
-            writes = state.check_update(START, self._input_writes(input))
-        finally:
-            message_id_factory.reset(token)
-        run.values = apply_writes(
-            state,
-            run.values,
-            [TaskResult(Task(START), list(writes.items()))],
-            scope=run.scope,
-            step=0,
-        )
-        missing = state.missing_required(run.values)
-        if missing:
-            raise InvalidUpdateError(
-                f"The input leaves required field(s) {', '.join(missing)} of "
-                f"{state.schema.__name__} unset; pass them to invoke() or give them defaults",
-                node=START,
-                key=missing[0],
-            )
-        if sink is not None and "values" in modes:
-            sink(StreamPart("values", 0, None, state.view(run.values)))
-        await start_tasks(self.engine, run, START)
-        return run
 
     # -- running -----------------------------------------------------------------
 
-    async def _invoke(
-        self,
-        input: Any,
-        *,
-        thread_id: str | None,
-        recursion_limit: int,
-        budget: Budget | None,
-        inline_sync: bool,
-    ) -> Any:
-        run = await self._prepare(
-            input,
-            thread_id=thread_id,
-            recursion_limit=recursion_limit,
-            budget=budget,
-            inline_sync=inline_sync,
-        )
+    async def _invoke(self, input: Any, options: RunOptions) -> Any:
+        run = await prepare_run(self.engine, self.checkpointer, input, options)
         await run_loop(self.engine, run)
         return self.engine.state.view(run.values)
 
@@ -178,48 +127,60 @@ class CompiledGraph:
         input: Any,
         *,
         thread_id: str | None = None,
+        checkpoint_id: str | None = None,
         recursion_limit: int = 100,
         budget: Budget | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
     ) -> Any:
-        """Run the graph to the end and return the final state (in the schema's type)."""
-        return await self._invoke(
-            input,
+        """Run the graph and return the state (in the schema's type) where it stopped.
+
+        `input` is a dict of fields for a new step, None to resume the thread
+        after its last checkpoint, or `Command(resume=...)` to answer an
+        `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
+        """
+        options = self._options(
             thread_id=thread_id,
+            checkpoint_id=checkpoint_id,
             recursion_limit=recursion_limit,
             budget=budget,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
             inline_sync=False,
         )
+        return await self._invoke(input, options)
 
     def invoke(
         self,
         input: Any,
         *,
         thread_id: str | None = None,
+        checkpoint_id: str | None = None,
         recursion_limit: int = 100,
         budget: Budget | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
     ) -> Any:
-        """Run the graph to the end and return the final state (in the schema's type)."""
-        return run_sync(
-            self._invoke(
-                input,
-                thread_id=thread_id,
-                recursion_limit=recursion_limit,
-                budget=budget,
-                inline_sync=True,
-            )
+        """Run the graph and return the state (in the schema's type) where it stopped.
+
+        `input` is a dict of fields for a new step, None to resume the thread
+        after its last checkpoint, or `Command(resume=...)` to answer an
+        `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
+        """
+        options = self._options(
+            thread_id=thread_id,
+            checkpoint_id=checkpoint_id,
+            recursion_limit=recursion_limit,
+            budget=budget,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            inline_sync=True,
         )
+        return run_sync(self._invoke(input, options))
 
     async def _astream(
-        self,
-        input: Any,
-        *,
-        mode: StreamMode | Sequence[StreamMode],
-        thread_id: str | None,
-        recursion_limit: int,
-        budget: Budget | None,
-        inline_sync: bool,
+        self, input: Any, mode: StreamMode | Sequence[StreamMode], options: RunOptions
     ) -> AsyncIterator[StreamPart]:
-        modes = _modes(mode)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         loop_thread = threading.get_ident()
@@ -230,18 +191,13 @@ class CompiledGraph:
             else:  # a sync node streaming tokens from its worker thread
                 loop.call_soon_threadsafe(queue.put_nowait, part)
 
-        run = await self._prepare(
-            input,
-            thread_id=thread_id,
-            recursion_limit=recursion_limit,
-            budget=budget,
-            inline_sync=inline_sync,
-            sink=sink,
-            modes=modes,
-        )
-        while not queue.empty():
-            yield queue.get_nowait()
-        runner = asyncio.create_task(run_loop(self.engine, run))
+        options = replace(options, sink=sink, modes=_modes(mode))
+
+        async def run() -> None:
+            prepared = await prepare_run(self.engine, self.checkpointer, input, options)
+            await run_loop(self.engine, prepared)
+
+        runner = asyncio.create_task(run())
         runner.add_done_callback(lambda _: queue.put_nowait(_DONE))
         try:
             while (part := await queue.get()) is not _DONE:
@@ -259,18 +215,24 @@ class CompiledGraph:
         *,
         mode: StreamMode | Sequence[StreamMode] = "updates",
         thread_id: str | None = None,
+        checkpoint_id: str | None = None,
         recursion_limit: int = 100,
         budget: Budget | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
     ) -> AsyncIterator[StreamPart]:
         """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
-        return self._astream(
-            input,
-            mode=mode,
+        _modes(mode)
+        options = self._options(
             thread_id=thread_id,
+            checkpoint_id=checkpoint_id,
             recursion_limit=recursion_limit,
             budget=budget,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
             inline_sync=False,
         )
+        return self._astream(input, mode, options)
 
     def stream(
         self,
@@ -278,20 +240,139 @@ class CompiledGraph:
         *,
         mode: StreamMode | Sequence[StreamMode] = "updates",
         thread_id: str | None = None,
+        checkpoint_id: str | None = None,
         recursion_limit: int = 100,
         budget: Budget | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
     ) -> Iterator[StreamPart]:
         """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
-        return iterate_sync(
-            self._astream(
-                input,
-                mode=mode,
-                thread_id=thread_id,
-                recursion_limit=recursion_limit,
-                budget=budget,
-                inline_sync=True,
-            )
+        _modes(mode)
+        options = self._options(
+            thread_id=thread_id,
+            checkpoint_id=checkpoint_id,
+            recursion_limit=recursion_limit,
+            budget=budget,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            inline_sync=True,
         )
+        return iterate_sync(self._astream(input, mode, options))
+
+    # -- the state API -------------------------------------------------------------
+
+    def _store(self) -> BaseCheckpointer:
+        if self.checkpointer is None:
+            raise InvalidUpdateError(
+                "This graph keeps no history; compile(checkpointer=...) to read or change "
+                "a thread's state"
+            )
+        return self.checkpointer
+
+    def _snapshot(self, loaded: Loaded | None) -> StateSnapshot:
+        state = self.engine.state
+        if loaded is None:
+            return StateSnapshot(
+                values=state.view(state.defaults()),
+                next=(),
+                checkpoint_id=None,
+                parent_id=None,
+                step=-1,
+                created_at=None,
+                metadata={},
+            )
+        record = loaded.record
+        return StateSnapshot(
+            values=state.view(loaded.values),
+            next=tuple(t.node for t in loaded.tasks),
+            checkpoint_id=record.checkpoint_id,
+            parent_id=record.parent_id,
+            step=record.step,
+            created_at=record.created_at,
+            metadata=loaded.metadata,
+            interrupts=tuple(p.interrupt for p in loaded.pending.values() if p.interrupt),
+        )
+
+    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot:
+        """The thread's state at its head (or at `checkpoint_id`), and what runs next.
+
+        An unknown thread gives an empty snapshot (`checkpoint_id` None).
+        """
+        store = self._store()
+        loaded = run_sync(
+            loaded_checkpoint(self.engine, store, thread_id, checkpoint_id, direct=True)
+        )
+        return self._snapshot(loaded)
+
+    def get_state_history(
+        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> Iterator[StateSnapshot]:
+        """Every checkpoint of the thread, newest first (all branches)."""
+        store = self._store()
+        for record in store.history(thread_id, limit=limit, before=before):
+            yield self.get_state(thread_id, record.checkpoint_id)
+
+    def update_state(
+        self, thread_id: str, values: dict[str, Any], *, as_node: str | None = None
+    ) -> str:
+        """Write `values` to the thread through the reducers, as a new checkpoint; its id.
+
+        With `as_node`, the write counts as that node's output: the next
+        tasks are the ones its edges lead to. Without, the thread's pending
+        tasks stay as they were.
+        """
+        return run_sync(self._update_state(thread_id, values, as_node))
+
+    async def _update_state(
+        self, thread_id: str, values: dict[str, Any], as_node: str | None
+    ) -> str:
+        store = self._store()
+        engine = self.engine
+        if as_node is not None and as_node not in engine.plan.nodes and as_node != START:
+            raise InvalidUpdateError(
+                f"update_state(as_node={as_node!r}): no such node; "
+                f"known nodes: {', '.join(sorted(engine.plan.nodes))}",
+                node=as_node,
+            )
+        loaded = await loaded_checkpoint(engine, store, thread_id, None, direct=True)
+        cursor = loaded.cursor if loaded else Cursor(thread_id, expected=None)
+        saver = Saver(store, engine.state, cursor, run_id=uuid.uuid4().hex, direct=True)
+        run = Run(
+            values=loaded.values if loaded else engine.state.defaults(),
+            tasks=list(loaded.tasks) if loaded else [],
+            scope=saver.step_scope(),
+            usage=RunUsage(),
+            step=loaded.record.step if loaded else -1,
+            join_seen=loaded.joins if loaded else {},
+            saver=saver,
+        )
+        node = as_node or UPDATE
+        step = run.step + 1
+        token = message_id_factory.set(deterministic_id_factory(run.scope, step, 0))
+        try:
+            writes = engine.state.check_update(node, values)
+        finally:
+            message_id_factory.reset(token)
+        result = TaskResult(Task(node), list(writes.items()))
+        run.values = apply_writes(engine.state, run.values, [result], scope=run.scope, step=step)
+        if as_node is not None:
+            await start_tasks(engine, run, as_node)
+        record = await saver.save_step(
+            run.values, [result], run.tasks, run.join_seen, run.usage, step, source="update"
+        )
+        return record.checkpoint_id
+
+    def threads(self) -> list[str]:
+        """Every thread the checkpointer holds."""
+        return self._store().threads()
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Forget a thread and everything stored for it."""
+        self._store().delete_thread(thread_id)
+
+    def prune(self, thread_id: str, *, keep_last: int) -> int:
+        """Keep the newest `keep_last` checkpoints of the head's branch; returns how many went."""
+        return self._store().prune(thread_id, keep_last)
 
     # -- as a node of another graph ----------------------------------------------
 
@@ -315,9 +396,9 @@ class CompiledGraph:
                 values=values,
                 tasks=[],
                 scope=(
-                    f"{scope.run_scope}/{scope.step}/{scope.node}/{scope.task_index}"
+                    scope_key(scope.run_scope, scope.step, scope.task_index)
                     if scope is not None
-                    else uuid.uuid4().hex
+                    else random_scope_key()
                 ),
                 usage=scope.usage if scope is not None else RunUsage(),
                 sink=(lambda part: emit(part.mode, part.data)) if emit is not None else None,

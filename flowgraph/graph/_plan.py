@@ -82,7 +82,7 @@ def apply_writes(
         if not result.writes:
             continue
         task = result.task
-        token = message_id_factory.set(deterministic_id_factory(scope, step, task.node, task.index))
+        token = message_id_factory.set(deterministic_id_factory(scope, step, task.index))
         try:
             for key, value in result.writes:
                 state.apply(merged, key, value)

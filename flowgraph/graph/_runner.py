@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -20,22 +20,20 @@ from typing import TYPE_CHECKING, Any
 from flowgraph._context import RunUsage, TaskScope, current_task, message_id_factory
 from flowgraph._ids import deterministic_id_factory
 from flowgraph.errors import GraphRecursionError, GraphValidationError, InvalidUpdateError
+from flowgraph.graph._interrupt import GraphInterrupt
+from flowgraph.graph._persist import PendingTask, Saver
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes, next_tasks
-from flowgraph.graph._types import MISSING, Command, Send, StreamPart
+from flowgraph.graph._types import MISSING, Command, Interrupt, Send, StreamPart
 
 if TYPE_CHECKING:
     from flowgraph.graph._builder import Branch
     from flowgraph.graph._schema import StateAdapter
 
-__all__ = ["Engine", "Run", "StepHook", "SubgraphWrites", "run_loop"]
+__all__ = ["Engine", "Run", "SubgraphWrites", "run_loop", "start_tasks"]
 
 
 class SubgraphWrites(list[tuple[str, Any]]):
     """A node result that is a list of (key, value) writes in order (what a subgraph returns)."""
-
-
-StepHook = Callable[["Run", Sequence[TaskResult]], Awaitable[None]]
-"""Called after each completed step (the checkpoint seam)."""
 
 
 @dataclass(slots=True)
@@ -54,7 +52,7 @@ class Run:
     values: dict[str, Any]
     tasks: list[Task]
     scope: str
-    """The thread id (or a run id without a thread): message ids derive from it."""
+    """The key message ids derive from: unique per run, unless it continues a thread."""
     usage: RunUsage
     step: int = 0
     recursion_limit: int = 100
@@ -63,9 +61,18 @@ class Run:
     sink: Callable[[StreamPart], None] | None = None
     modes: frozenset[str] = frozenset()
     inline_sync: bool = False
-    on_step: StepHook | None = None
-    on_failure: StepHook | None = None
-    """Called with the finished tasks of a step whose sibling failed (pending writes)."""
+    saver: Saver | None = None
+    """Writes a checkpoint after every step (None: no checkpointer, no history kept)."""
+    prefilled: dict[int, TaskResult] = field(default_factory=dict)
+    """Results of tasks that finished before the run stopped; the resumed step reuses them."""
+    resumes: dict[int, list[Any]] = field(default_factory=dict)
+    """Resume values for the interrupts of the first step's tasks, by task index."""
+    interrupt_before: frozenset[str] = frozenset()
+    interrupt_after: frozenset[str] = frozenset()
+    skip_breakpoint: bool = False
+    """Resuming from an interrupt_before pause: run the paused step this time."""
+    interrupts: list[Interrupt] = field(default_factory=list)
+    """What paused the run, if it paused."""
     write_log: list[tuple[str, Any]] | None = None
     """When set, every merged write is also recorded here (subgraphs report them up)."""
 
@@ -132,21 +139,20 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
 
 async def _call(fn: Callable[..., Any], arg: Any, *, is_async: bool, inline: bool) -> Any:
     if is_async:
-        out = await fn(arg)
-    elif inline:
-        out = fn(arg)
-    else:
-        out = await asyncio.to_thread(fn, arg)
-    if inspect.isawaitable(out):
-        out = await out
+        return await fn(arg)
+    out = fn(arg) if inline else await asyncio.to_thread(fn, arg)
+    if type(out) is not dict and out is not None and inspect.isawaitable(out):
+        out = await out  # a sync callable that returned a coroutine (e.g. a partial)
     return out
 
 
-async def _run_task(engine: Engine, run: Run, task: Task, inline: bool) -> TaskResult:
+async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
     scope = TaskScope(
-        task.node, run.step, task.index, run.usage, run.scope, run.emitter(task.node, run.step)
+        task.node, step, task.index, run.usage, run.scope, run.emitter(task.node, step)
     )
+    if run.resumes:
+        scope.resume_values = run.resumes.get(task.index, [])
     token = current_task.set(scope)
     events = "events" in run.modes
     started = time.perf_counter()
@@ -157,11 +163,10 @@ async def _run_task(engine: Engine, run: Run, task: Task, inline: bool) -> TaskR
         while True:
             attempt += 1
             arg = engine.state.view(run.values) if task.arg is MISSING else task.arg
+            scope.interrupts_seen = 0
             try:
                 out = await _call(spec.fn, arg, is_async=spec.is_async, inline=inline)
-                ids = message_id_factory.set(
-                    deterministic_id_factory(run.scope, run.step, task.node, task.index)
-                )
+                ids = message_id_factory.set(deterministic_id_factory(run.scope, step, task.index))
                 try:
                     result = _result(engine, task, out)
                 finally:
@@ -173,7 +178,7 @@ async def _run_task(engine: Engine, run: Run, task: Task, inline: bool) -> TaskR
                     raise
                 await asyncio.sleep(policy.delay(attempt, exc))
     except Exception as exc:
-        exc.add_note(f"(in node '{task.node}', step {run.step}, attempt {attempt})")
+        exc.add_note(f"(in node '{task.node}', step {step}, attempt {attempt})")
         if events:
             scope.emit(  # type: ignore[misc]
                 "events",
@@ -195,21 +200,26 @@ async def _run_task(engine: Engine, run: Run, task: Task, inline: bool) -> TaskR
     return result
 
 
-async def _run_tasks(engine: Engine, run: Run) -> list[TaskResult | BaseException]:
+async def _run_tasks(engine: Engine, run: Run, step: int) -> list[TaskResult | BaseException]:
     """Run the step's tasks concurrently; outcomes in task order.
 
-    Siblings of a failed task still finish, so their writes can be kept as
-    pending and a resume need not run them again.
+    Siblings of a failed or interrupted task still finish, so their writes
+    can be kept as pending and a resume need not run them again. Tasks that
+    finished before a resume are not run again either.
     """
     tasks = run.tasks
-    if len(tasks) == 1:
+    prefilled = run.prefilled
+    if len(tasks) == 1 and not prefilled:
         try:
-            return [await _run_task(engine, run, tasks[0], run.inline_sync)]
-        except Exception as exc:
+            return [await _run_task(engine, run, tasks[0], step, run.inline_sync)]
+        except (Exception, GraphInterrupt) as exc:
             return [exc]
-    return await asyncio.gather(
-        *(_run_task(engine, run, task, False) for task in tasks), return_exceptions=True
+    todo = [t for t in tasks if t.index not in prefilled]
+    outcomes = await asyncio.gather(
+        *(_run_task(engine, run, task, step, False) for task in todo), return_exceptions=True
     )
+    done = dict(zip((t.index for t in todo), outcomes, strict=True))
+    return [prefilled[t.index] if t.index in prefilled else done[t.index] for t in tasks]
 
 
 # -- routing --------------------------------------------------------------------
@@ -271,7 +281,7 @@ async def start_tasks(engine: Engine, run: Run, source: str) -> None:
 
 
 async def run_loop(engine: Engine, run: Run) -> None:
-    """Run supersteps until no task is left; `run.values` holds the final state."""
+    """Run supersteps until no task is left or the run pauses; `run.values` is the state."""
     while run.tasks:
         if run.steps_taken >= run.recursion_limit:
             names = ", ".join(sorted({t.node for t in run.tasks}))
@@ -283,25 +293,79 @@ async def run_loop(engine: Engine, run: Run) -> None:
                 limit=run.recursion_limit,
                 nodes=tuple(t.node for t in run.tasks),
             )
-        run.step += 1
-        run.steps_taken += 1
-        outcomes = await _run_tasks(engine, run)
+        if run.interrupt_before and not run.skip_breakpoint:
+            paused = [t for t in run.tasks if t.node in run.interrupt_before]
+            if paused:
+                await _pause_before(run, paused)
+                return
+        run.skip_breakpoint = False
+        step = run.step + 1
+        if run.saver is not None:
+            run.scope = run.saver.step_scope()
+        outcomes = await _run_tasks(engine, run, step)
         results = [o for o in outcomes if isinstance(o, TaskResult)]
         if len(results) != len(outcomes):
-            failure = next(o for o in outcomes if not isinstance(o, TaskResult))
-            if run.on_failure is not None:
-                await run.on_failure(run, results)
-            raise failure
-        values = apply_writes(engine.state, run.values, results, scope=run.scope, step=run.step)
+            await _stop_step(run, outcomes)
+            return
+        run.prefilled = {}
+        run.resumes = {}
+        values = apply_writes(engine.state, run.values, results, scope=run.scope, step=step)
         routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results])
+        tasks = next_tasks(engine.plan, routes, run.join_seen)
+        if run.saver is not None:
+            await run.saver.save_step(values, results, tasks, run.join_seen, run.usage, step)
         run.values = values
-        run.tasks = next_tasks(engine.plan, routes, run.join_seen)
+        run.tasks = tasks
+        run.step = step
+        run.steps_taken += 1
         if run.write_log is not None:
             run.write_log.extend(w for r in results for w in r.writes)
         if run.sink is not None:
             _stream_step(engine, run, results)
-        if run.on_step is not None:
-            await run.on_step(run, results)
+        if (
+            run.interrupt_after
+            and tasks
+            and any(r.task.node in run.interrupt_after for r in results)
+        ):
+            return
+
+
+async def _pause_before(run: Run, paused: Sequence[Task]) -> None:
+    """Stop before a step with an interrupt_before node; resuming runs that step."""
+    if run.saver is None:
+        raise InvalidUpdateError(
+            "interrupt_before needs a checkpointer to resume from; compile(checkpointer=...)"
+        )
+    markers = {t.index: PendingTask(t.node, breakpoint=True) for t in paused}
+    await run.saver.save_pending(markers)
+
+
+async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -> None:
+    """A step that did not finish: keep what did, then raise the failure or record the pause."""
+    pending: dict[int, PendingTask] = {}
+    failure: BaseException | None = None
+    for task, outcome in zip(run.tasks, outcomes, strict=True):
+        if isinstance(outcome, TaskResult):
+            pending[task.index] = PendingTask(task.node, writes=outcome.writes, goto=outcome.goto)
+        elif isinstance(outcome, GraphInterrupt):
+            pending[task.index] = PendingTask(
+                task.node, interrupt=outcome.interrupt, resumes=run.resumes.get(task.index, [])
+            )
+            run.interrupts.append(outcome.interrupt)
+        elif failure is None:
+            failure = outcome
+    if failure is None and run.saver is None:
+        raise InvalidUpdateError(
+            f"Node '{run.interrupts[0].node}' called interrupt(), which needs a checkpointer "
+            "to resume from; compile(checkpointer=...) and pass a thread_id",
+            node=run.interrupts[0].node,
+        )
+    if run.saver is not None:
+        await run.saver.save_pending(pending)
+    if failure is not None:
+        raise failure
+    if run.sink is not None:
+        run.sink(StreamPart("updates", run.step + 1, "__interrupt__", list(run.interrupts)))
 
 
 def _stream_step(engine: Engine, run: Run, results: Sequence[TaskResult]) -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "Interrupt",
     "RetryPolicy",
     "Send",
+    "StateSnapshot",
     "StreamMode",
     "StreamPart",
 ]
@@ -151,6 +152,25 @@ class Interrupt:
     value: Any
     id: str
     node: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StateSnapshot:
+    """A thread's state at one checkpoint, and what would run next."""
+
+    values: Any
+    """The state, in the schema's type."""
+    next: tuple[str, ...]
+    """The nodes the next step would run (empty: the run finished)."""
+    checkpoint_id: str | None
+    parent_id: str | None
+    step: int
+    created_at: float | None
+    """Unix time, seconds."""
+    metadata: dict[str, Any]
+    """source (input, loop, update, fork), nodes, run_id, usage."""
+    interrupts: tuple[Interrupt, ...] = ()
+    """Pauses waiting for `Command(resume=...)`."""
 
 
 StreamMode = Literal["updates", "values", "messages", "events"]

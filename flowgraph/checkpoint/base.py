@@ -1,0 +1,269 @@
+"""The checkpointer protocol: what every storage backend does, and nothing more.
+
+A backend stores opaque records and a per-thread message log; it never
+decodes state. The engine decides what a record holds (a step's writes, or
+now and then a full snapshot) and rebuilds state by replaying writes
+through the same reducers the live run used, so every backend gives the
+same answers and one conformance suite tests them all.
+
+Every write is one transaction and a compare-and-set on the thread's head:
+a checkpoint is stored only if the head is still the one its run started
+from, so two runs on one thread can never interleave a history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from flowgraph.errors import ConcurrentRunError, DeserializationError
+
+__all__ = [
+    "BaseCheckpointer",
+    "CheckpointRecord",
+    "PendingWrite",
+    "chain_from_rows",
+    "concurrent_run_error",
+    "kept_after_prune",
+    "new_checkpoint_id",
+]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CheckpointRecord:
+    """One stored step of one thread: the columns backends index, and an opaque payload."""
+
+    thread_id: str
+    checkpoint_id: str
+    """Time-ordered: a later checkpoint of a process sorts after an earlier one."""
+    parent_id: str | None
+    step: int
+    created_at: float
+    """Unix time, seconds."""
+    base_id: str
+    """The snapshot this checkpoint's state is rebuilt from (its own id if it is one)."""
+    payload: bytes
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PendingWrite:
+    """What one task of an unfinished step left: its writes, or the interrupt it raised."""
+
+    task_index: int
+    payload: bytes
+
+
+_id_lock = threading.Lock()
+_last_time = 0
+_process_tag = int.from_bytes(os.urandom(2), "big")
+_sequence = itertools.count()
+
+
+def new_checkpoint_id() -> str:
+    """A checkpoint id that sorts by creation time, unique across processes.
+
+    32 hex digits: nanoseconds (strictly increasing within a process), then
+    a per-process tag and a counter so two processes never collide.
+    """
+    global _last_time
+    with _id_lock:
+        now = max(time.time_ns(), _last_time + 1)
+        _last_time = now
+        sequence = next(_sequence) & 0xFFFF
+    return f"{now:016x}{_process_tag:04x}{sequence:04x}{os.urandom(4).hex()}"
+
+
+def concurrent_run_error(
+    thread_id: str, expected: str | None, found: str | None
+) -> ConcurrentRunError:
+    """The error for a lost compare-and-set on a thread's head."""
+    return ConcurrentRunError(
+        f"Thread '{thread_id}' moved on while this run was working (its head is now "
+        f"{found!r}, this run started from {expected!r}); another run wrote to the same "
+        "thread. Run one invocation per thread at a time, or retry after re-reading its state.",
+        thread_id=thread_id,
+    )
+
+
+def chain_from_rows(
+    rows: Iterable[CheckpointRecord], checkpoint_id: str, thread_id: str
+) -> list[CheckpointRecord]:
+    """The records to replay for `checkpoint_id`: its base snapshot first, itself last.
+
+    `rows` may hold more than the chain (other branches); the walk follows
+    parent ids from the checkpoint back to its base.
+    """
+    by_id = {row.checkpoint_id: row for row in rows}
+    chain = []
+    current = by_id.get(checkpoint_id)
+    if current is None:
+        raise DeserializationError(
+            f"Checkpoint {checkpoint_id!r} of thread {thread_id!r} is not stored"
+        )
+    base = current.base_id
+    while True:
+        chain.append(current)
+        if current.checkpoint_id == base:
+            break
+        parent = current.parent_id
+        if parent is None or parent not in by_id:
+            raise DeserializationError(
+                f"Checkpoint {current.checkpoint_id!r} of thread {thread_id!r} lost its "
+                f"parent {parent!r} before reaching its snapshot {base!r}; "
+                "the store is damaged (was it pruned by hand?)"
+            )
+        current = by_id[parent]
+    chain.reverse()
+    return chain
+
+
+def kept_after_prune(
+    rows: Iterable[tuple[str, str | None, str]], head: str, keep_last: int
+) -> set[str]:
+    """Ids that `prune` keeps: the head's newest `keep_last`, and the chains they replay.
+
+    `rows` are (checkpoint_id, parent_id, base_id) of the thread's records.
+    """
+    parents: dict[str, tuple[str | None, str]] = {cid: (p, b) for cid, p, b in rows}
+    keep: set[str] = set()
+    current: str | None = head
+    while current is not None and current in parents and len(keep) < max(keep_last, 1):
+        keep.add(current)
+        current = parents[current][0]
+    for cid in list(keep):
+        base = parents[cid][1]
+        while cid != base:
+            parent = parents[cid][0]
+            if parent is None or parent not in parents:
+                break
+            cid = parent
+            keep.add(cid)
+    return keep
+
+
+class BaseCheckpointer(ABC):
+    """Storage for checkpoints. Subclasses implement the sync methods; async ones follow.
+
+    The async twins run the sync logic in a worker thread by default, so a
+    backend has one implementation; a backend with a native async driver
+    may override them.
+    """
+
+    # -- writing ------------------------------------------------------------------
+
+    @abstractmethod
+    def put(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+    ) -> None:
+        """Store a step atomically: its new messages, the record, the thread's new head.
+
+        Fails with ConcurrentRunError (storing nothing) unless the thread's
+        head is still `expected_head` (None: the thread must not exist yet).
+        Pending writes left against the record's parent are cleared.
+        """
+
+    @abstractmethod
+    def put_pending(
+        self, thread_id: str, checkpoint_id: str, writes: Sequence[PendingWrite]
+    ) -> None:
+        """Keep what the finished tasks of an unfinished step after `checkpoint_id` wrote."""
+
+    # -- reading ------------------------------------------------------------------
+
+    @abstractmethod
+    def head(self, thread_id: str) -> str | None:
+        """The id of the thread's latest checkpoint, or None for an unknown thread."""
+
+    @abstractmethod
+    def get(self, thread_id: str, checkpoint_id: str) -> CheckpointRecord | None:
+        """One record, or None."""
+
+    @abstractmethod
+    def chain(self, thread_id: str, checkpoint_id: str) -> list[CheckpointRecord]:
+        """The records to replay for a checkpoint: its base snapshot first, itself last."""
+
+    @abstractmethod
+    def messages(self, thread_id: str, keys: Iterable[str]) -> dict[str, bytes]:
+        """Stored messages by key (a key missing from the result is not stored)."""
+
+    @abstractmethod
+    def pending(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
+        """The pending writes left against `checkpoint_id`, by task index."""
+
+    @abstractmethod
+    def history(
+        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> list[CheckpointRecord]:
+        """The thread's records, newest first; `before` excludes that id and newer ones."""
+
+    @abstractmethod
+    def threads(self) -> list[str]:
+        """Every thread id, sorted."""
+
+    # -- housekeeping -------------------------------------------------------------
+
+    @abstractmethod
+    def delete_thread(self, thread_id: str) -> None:
+        """Forget a thread: its records, messages and pending writes."""
+
+    @abstractmethod
+    def prune(self, thread_id: str, keep_last: int) -> int:
+        """Drop all but the newest `keep_last` checkpoints of the head's branch.
+
+        The oldest kept checkpoint becomes a snapshot first, so every kept
+        checkpoint still rebuilds exactly; messages no kept record needs are
+        deleted. Returns the number of records removed.
+        """
+
+    def compact(self) -> None:  # noqa: B027 - optional: most stores have nothing to do
+        """Give freed space back to the file system (a no-op where there is none)."""
+
+    def close(self) -> None:  # noqa: B027 - optional: most stores hold nothing open
+        """Release connections and files."""
+
+    def __enter__(self) -> BaseCheckpointer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- async twins: the same logic, off the event loop ----------------------------
+
+    async def aput(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+    ) -> None:
+        await asyncio.to_thread(self.put, record, expected_head=expected_head, messages=messages)
+
+    async def aput_pending(
+        self, thread_id: str, checkpoint_id: str, writes: Sequence[PendingWrite]
+    ) -> None:
+        await asyncio.to_thread(self.put_pending, thread_id, checkpoint_id, writes)
+
+    async def ahead(self, thread_id: str) -> str | None:
+        return await asyncio.to_thread(self.head, thread_id)
+
+    async def aget(self, thread_id: str, checkpoint_id: str) -> CheckpointRecord | None:
+        return await asyncio.to_thread(self.get, thread_id, checkpoint_id)
+
+    async def achain(self, thread_id: str, checkpoint_id: str) -> list[CheckpointRecord]:
+        return await asyncio.to_thread(self.chain, thread_id, checkpoint_id)
+
+    async def amessages(self, thread_id: str, keys: Iterable[str]) -> dict[str, bytes]:
+        return await asyncio.to_thread(self.messages, thread_id, list(keys))
+
+    async def apending(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
+        return await asyncio.to_thread(self.pending, thread_id, checkpoint_id)

@@ -1,0 +1,158 @@
+"""MemoryCheckpointer: checkpoints in this process's memory, for tests and short-lived apps."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from flowgraph.checkpoint.base import (
+    BaseCheckpointer,
+    CheckpointRecord,
+    PendingWrite,
+    chain_from_rows,
+    concurrent_run_error,
+    kept_after_prune,
+)
+
+__all__ = ["MemoryCheckpointer"]
+
+
+@dataclass
+class _Thread:
+    head: str | None = None
+    records: dict[str, CheckpointRecord] = field(default_factory=dict)
+    messages: dict[str, bytes] = field(default_factory=dict)
+    pending: dict[str, list[PendingWrite]] = field(default_factory=dict)
+
+
+class MemoryCheckpointer(BaseCheckpointer):
+    """Every thread in a dict, guarded by one lock; nothing survives the process."""
+
+    is_nonblocking = True
+    """Its calls never wait on I/O, so the engine calls them directly from async code."""
+
+    def __init__(self) -> None:
+        self._threads: dict[str, _Thread] = {}
+        self._lock = threading.Lock()
+
+    def put(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+    ) -> None:
+        with self._lock:
+            thread = self._threads.get(record.thread_id)
+            head = thread.head if thread is not None else None
+            if head != expected_head:
+                raise concurrent_run_error(record.thread_id, expected_head, head)
+            if thread is None:
+                thread = self._threads[record.thread_id] = _Thread()
+            for key, data in messages.items():
+                thread.messages.setdefault(key, data)
+            thread.records[record.checkpoint_id] = record
+            thread.head = record.checkpoint_id
+            if record.parent_id is not None:
+                thread.pending.pop(record.parent_id, None)
+
+    def put_pending(
+        self, thread_id: str, checkpoint_id: str, writes: Sequence[PendingWrite]
+    ) -> None:
+        with self._lock:
+            thread = self._threads.setdefault(thread_id, _Thread())
+            kept = {w.task_index: w for w in thread.pending.get(checkpoint_id, [])}
+            kept.update({w.task_index: w for w in writes})
+            thread.pending[checkpoint_id] = sorted(kept.values(), key=lambda w: w.task_index)
+
+    def head(self, thread_id: str) -> str | None:
+        thread = self._threads.get(thread_id)
+        return thread.head if thread is not None else None
+
+    def get(self, thread_id: str, checkpoint_id: str) -> CheckpointRecord | None:
+        thread = self._threads.get(thread_id)
+        return thread.records.get(checkpoint_id) if thread is not None else None
+
+    def chain(self, thread_id: str, checkpoint_id: str) -> list[CheckpointRecord]:
+        thread = self._threads.get(thread_id)
+        records = thread.records.values() if thread is not None else ()
+        with self._lock:
+            return chain_from_rows(list(records), checkpoint_id, thread_id)
+
+    def messages(self, thread_id: str, keys: Iterable[str]) -> dict[str, bytes]:
+        thread = self._threads.get(thread_id)
+        if thread is None:
+            return {}
+        stored = thread.messages
+        return {key: stored[key] for key in keys if key in stored}
+
+    def pending(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
+        thread = self._threads.get(thread_id)
+        return list(thread.pending.get(checkpoint_id, ())) if thread is not None else []
+
+    def history(
+        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> list[CheckpointRecord]:
+        thread = self._threads.get(thread_id)
+        if thread is None:
+            return []
+        with self._lock:
+            records = sorted(thread.records.values(), key=lambda r: r.checkpoint_id, reverse=True)
+        if before is not None:
+            records = [r for r in records if r.checkpoint_id < before]
+        return records if limit is None else records[:limit]
+
+    def threads(self) -> list[str]:
+        return sorted(t for t, thread in self._threads.items() if thread.records)
+
+    def delete_thread(self, thread_id: str) -> None:
+        with self._lock:
+            self._threads.pop(thread_id, None)
+
+    def prune(self, thread_id: str, keep_last: int) -> int:
+        with self._lock:
+            thread = self._threads.get(thread_id)
+            if thread is None or thread.head is None:
+                return 0
+            keep = kept_after_prune(
+                ((r.checkpoint_id, r.parent_id, r.base_id) for r in thread.records.values()),
+                thread.head,
+                keep_last,
+            )
+            dropped = [cid for cid in thread.records if cid not in keep]
+            for cid in dropped:
+                del thread.records[cid]
+                thread.pending.pop(cid, None)
+            return len(dropped)
+
+    # The memory store never blocks: its async twins need no worker thread.
+
+    async def aput(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+    ) -> None:
+        self.put(record, expected_head=expected_head, messages=messages)
+
+    async def aput_pending(
+        self, thread_id: str, checkpoint_id: str, writes: Sequence[PendingWrite]
+    ) -> None:
+        self.put_pending(thread_id, checkpoint_id, writes)
+
+    async def ahead(self, thread_id: str) -> str | None:
+        return self.head(thread_id)
+
+    async def aget(self, thread_id: str, checkpoint_id: str) -> CheckpointRecord | None:
+        return self.get(thread_id, checkpoint_id)
+
+    async def achain(self, thread_id: str, checkpoint_id: str) -> list[CheckpointRecord]:
+        return self.chain(thread_id, checkpoint_id)
+
+    async def amessages(self, thread_id: str, keys: Iterable[str]) -> dict[str, bytes]:
+        return self.messages(thread_id, keys)
+
+    async def apending(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
+        return self.pending(thread_id, checkpoint_id)

@@ -1,0 +1,415 @@
+"""How a run's steps become checkpoint records, and records become state again.
+
+The stored form grows with what changed, not with the history:
+
+- a message is stored once per thread, in the checkpointer's message log,
+  under `<id>#<hash of its bytes>` (a message replaced in place gets a new
+  key; the old version stays for the checkpoints that still show it);
+- a checkpoint usually holds only its step's writes (message writes as
+  keys), its next tasks and its metadata;
+- now and then a checkpoint is a snapshot of every field (message fields as
+  key lists): when the bytes written since the last snapshot reach the
+  snapshot's own size, so snapshots cost at most as much again as the
+  deltas, and replaying a checkpoint never reads more than that.
+
+Reading a checkpoint replays its writes from the base snapshot through
+`apply_writes`, the function the live run merged them with, so the rebuilt
+state is exactly the state the run had.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flowgraph._context import RunUsage
+from flowgraph._ids import scope_key
+from flowgraph.checkpoint import serde
+from flowgraph.checkpoint.base import (
+    BaseCheckpointer,
+    CheckpointRecord,
+    PendingWrite,
+    new_checkpoint_id,
+)
+from flowgraph.errors import DeserializationError, SerializationError
+from flowgraph.graph._plan import Task, TaskResult, apply_writes
+from flowgraph.graph._types import MISSING, Interrupt, Send
+from flowgraph.messages import RemoveMessage
+from flowgraph.reducers import add_messages
+
+if TYPE_CHECKING:
+    from flowgraph.graph._schema import StateAdapter
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Cursor",
+    "Loaded",
+    "PendingTask",
+    "Saver",
+    "encode_pending",
+    "encode_step",
+    "load",
+    "step_scope",
+]
+
+FORMAT_VERSION = 1
+MAX_STEPS_BETWEEN_SNAPSHOTS = 512
+"""Bounds replay work even for steps that write almost nothing."""
+
+
+@dataclass(slots=True)
+class Cursor:
+    """Where a run stands in its thread: the head it will extend, and the snapshot bookkeeping."""
+
+    thread_id: str
+    head: str | None = None
+    """The last checkpoint of this run's branch (the parent of the next one)."""
+    expected: str | None = None
+    """The thread's head as this run last saw it: the compare-and-set of the next write."""
+    base_id: str | None = None
+    bytes_since_snapshot: int = 0
+    steps_since_snapshot: int = 0
+    snapshot_bytes: int = 0
+    keys: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    """id(message) -> (message, key) for messages known to be stored."""
+
+    def key_of(self, message: Any, new: dict[str, bytes]) -> str:
+        """The message's storage key, storing its bytes in `new` if not stored yet."""
+        known = self.keys.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        data = serde.dumps(message)
+        key = f"{message.id}#{hashlib.blake2b(data, digest_size=6).hexdigest()}"
+        new[key] = data
+        self.keys[id(message)] = (message, key)
+        return key
+
+
+@dataclass(slots=True)
+class PendingTask:
+    """A task of an unfinished step that already ran (its writes) or paused (its interrupt)."""
+
+    node: str
+    writes: list[tuple[str, Any]] | None = None
+    goto: list[str | Send] = field(default_factory=list)
+    interrupt: Interrupt | None = None
+    resumes: list[Any] = field(default_factory=list)
+    """Values given to this task's earlier interrupts, in order."""
+    breakpoint: bool = False
+    """Paused by interrupt_before, not by interrupt()."""
+
+
+@dataclass(slots=True)
+class Loaded:
+    """A checkpoint rebuilt: its state and everything needed to continue from it."""
+
+    record: CheckpointRecord
+    values: dict[str, Any]
+    tasks: list[Task]
+    joins: dict[int, set[str]]
+    metadata: dict[str, Any]
+    pending: dict[int, PendingTask]
+    cursor: Cursor
+
+
+def step_scope(thread_id: str, parent_id: str | None) -> str:
+    """The id key of the step after `parent_id`: the same whichever run executes it."""
+    return scope_key(thread_id, parent_id)
+
+
+def _message_fields(state: StateAdapter) -> frozenset[str]:
+    return state.message_fields
+
+
+def _encode_writes(
+    state: StateAdapter, writes: Sequence[tuple[str, Any]], cursor: Cursor, new: dict[str, bytes]
+) -> list[list[Any]]:
+    encoded = []
+    fields = _message_fields(state)
+    for key, value in writes:
+        if key in fields:
+            value = [m if type(m) is RemoveMessage else cursor.key_of(m, new) for m in value]
+        encoded.append([key, value])
+    return encoded
+
+
+def _encode_values(
+    state: StateAdapter, values: dict[str, Any], cursor: Cursor, new: dict[str, bytes]
+) -> dict[str, Any]:
+    fields = _message_fields(state)
+    return {
+        key: [cursor.key_of(m, new) for m in value] if key in fields else value
+        for key, value in values.items()
+    }
+
+
+def _encode_tasks(tasks: Sequence[Task]) -> list[list[Any]]:
+    return [[t.node, t.index] if t.arg is MISSING else [t.node, t.index, t.arg] for t in tasks]
+
+
+def _dumps(payload: dict[str, Any], node: str) -> bytes:
+    try:
+        return serde.dumps(payload)
+    except SerializationError as exc:
+        raise SerializationError(
+            f"Node '{node}' put a value in the state that cannot be checkpointed: {exc}",
+            path=exc.path,
+            type_name=exc.type_name,
+        ) from exc
+
+
+def encode_step(
+    state: StateAdapter,
+    cursor: Cursor,
+    *,
+    step: int,
+    values: dict[str, Any],
+    results: Sequence[TaskResult],
+    next_tasks: Sequence[Task],
+    joins: dict[int, set[str]],
+    metadata: dict[str, Any],
+) -> tuple[CheckpointRecord, dict[str, bytes]]:
+    """The record for a finished step, and the messages it must store with it.
+
+    Raises SerializationError naming the node and the path of a value the
+    codec cannot encode, before anything is written.
+    """
+    new_messages: dict[str, bytes] = {}
+    checkpoint_id = new_checkpoint_id()
+    payload: dict[str, Any] = {
+        "v": FORMAT_VERSION,
+        "next": _encode_tasks(next_tasks),
+        "joins": {str(k): sorted(v) for k, v in joins.items()},
+        "metadata": metadata,
+    }
+    nodes = ", ".join(r.task.node for r in results) or "input"
+    writes = [
+        [r.task.node, r.task.index, _encode_writes(state, r.writes, cursor, new_messages)]
+        for r in results
+        if r.writes
+    ]
+    payload["writes"] = writes
+    delta = _dumps(payload, nodes)
+    size = len(delta) + sum(map(len, new_messages.values()))
+    snapshot = (
+        cursor.base_id is None
+        or cursor.bytes_since_snapshot + size >= cursor.snapshot_bytes
+        or cursor.steps_since_snapshot >= MAX_STEPS_BETWEEN_SNAPSHOTS
+    )
+    if snapshot:
+        del payload["writes"]
+        payload["values"] = _encode_values(state, values, cursor, new_messages)
+        data = _dumps(payload, nodes)
+        cursor.base_id = checkpoint_id
+        cursor.snapshot_bytes = len(data)
+        cursor.bytes_since_snapshot = 0
+        cursor.steps_since_snapshot = 0
+    else:
+        data = delta
+        cursor.bytes_since_snapshot += size
+        cursor.steps_since_snapshot += 1
+    record = CheckpointRecord(
+        thread_id=cursor.thread_id,
+        checkpoint_id=checkpoint_id,
+        parent_id=cursor.head,
+        step=step,
+        created_at=time.time(),
+        base_id=cursor.base_id or checkpoint_id,
+        payload=data,
+    )
+    return record, new_messages
+
+
+def encode_pending(task: PendingTask) -> bytes:
+    """A pending task as bytes (messages inline: pending writes are short-lived)."""
+    payload: dict[str, Any] = {"node": task.node}
+    if task.writes is not None:
+        payload["writes"] = [[k, v] for k, v in task.writes]
+    if task.goto:
+        payload["goto"] = [g if isinstance(g, str) else [g.node, g.arg] for g in task.goto]
+    if task.interrupt is not None:
+        payload["interrupt"] = [task.interrupt.value, task.interrupt.id]
+    if task.resumes:
+        payload["resumes"] = task.resumes
+    if task.breakpoint:
+        payload["breakpoint"] = True
+    return _dumps(payload, task.node)
+
+
+def _decode_pending(write: PendingWrite) -> PendingTask:
+    data = serde.loads(write.payload)
+    node = data["node"]
+    interrupt = data.get("interrupt")
+    return PendingTask(
+        node=node,
+        writes=[(k, v) for k, v in data["writes"]] if "writes" in data else None,
+        goto=[g if isinstance(g, str) else Send(g[0], g[1]) for g in data.get("goto", ())],
+        interrupt=Interrupt(interrupt[0], interrupt[1], node) if interrupt else None,
+        resumes=list(data.get("resumes", ())),
+        breakpoint=bool(data.get("breakpoint")),
+    )
+
+
+def _payload(record: CheckpointRecord) -> dict[str, Any]:
+    try:
+        data = serde.loads(record.payload)
+    except DeserializationError as exc:
+        raise DeserializationError(
+            f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r} is damaged: {exc}"
+        ) from exc
+    if not isinstance(data, dict) or data.get("v") != FORMAT_VERSION:
+        raise DeserializationError(
+            f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r} has an "
+            f"unknown layout (version {data.get('v') if isinstance(data, dict) else '?'}); "
+            "it was written by a newer flowgraph"
+        )
+    return data
+
+
+def load(
+    checkpointer: BaseCheckpointer,
+    state: StateAdapter,
+    thread_id: str,
+    checkpoint_id: str,
+) -> Loaded:
+    """Rebuild a checkpoint's state by replaying its chain through the live reducers."""
+    chain = checkpointer.chain(thread_id, checkpoint_id)
+    payloads = [_payload(r) for r in chain]
+    fields = _message_fields(state)
+    wanted: set[str] = set()
+    for i, payload in enumerate(payloads):
+        if i == 0:
+            for key in fields:
+                wanted.update(payload["values"].get(key, ()))
+        else:
+            for _, _, writes in payload["writes"]:
+                for key, value in writes:
+                    if key in fields:
+                        wanted.update(m for m in value if isinstance(m, str))
+    stored = checkpointer.messages(thread_id, wanted)
+    missing = wanted - stored.keys()
+    if missing:
+        raise DeserializationError(
+            f"Thread {thread_id!r} lost {len(missing)} stored message(s) "
+            f"(e.g. {sorted(missing)[0]!r}); the store is damaged"
+        )
+    cursor = Cursor(
+        thread_id,
+        head=checkpoint_id,
+        expected=checkpointer.head(thread_id),
+        base_id=chain[0].checkpoint_id,
+    )
+    messages = {}
+    for key, data in stored.items():
+        message = serde.loads(data)
+        messages[key] = message
+        cursor.keys[id(message)] = (message, key)
+
+    def resolve(key: str, value: Any) -> Any:
+        return [messages[m] if isinstance(m, str) else m for m in value] if key in fields else value
+
+    snapshot = payloads[0]["values"]
+    values = {
+        key: add_messages([], resolve(key, value)) if key in fields else value
+        for key, value in snapshot.items()
+    }
+    cursor.snapshot_bytes = len(chain[0].payload)
+    for record, payload in zip(chain[1:], payloads[1:], strict=True):
+        results = [
+            TaskResult(Task(node, index), [(key, resolve(key, value)) for key, value in writes])
+            for node, index, writes in payload["writes"]
+        ]
+        values = apply_writes(
+            state, values, results, scope=step_scope(thread_id, record.parent_id), step=record.step
+        )
+        cursor.bytes_since_snapshot += len(record.payload)
+        cursor.steps_since_snapshot += 1
+    last = payloads[-1]
+    tasks = [Task(t[0], t[1], t[2] if len(t) > 2 else MISSING) for t in last["next"]]
+    pending = {
+        w.task_index: _decode_pending(w) for w in checkpointer.pending(thread_id, checkpoint_id)
+    }
+    return Loaded(
+        record=chain[-1],
+        values=values,
+        tasks=tasks,
+        joins={int(k): set(v) for k, v in last["joins"].items()},
+        metadata=last["metadata"],
+        pending=pending,
+        cursor=cursor,
+    )
+
+
+class Saver:
+    """A run's connection to its thread's history: writes each step and each pause.
+
+    With `direct`, the checkpointer's sync methods are called from the run
+    loop (the sync API's private loop, or a store that never blocks);
+    otherwise their async twins keep the caller's event loop free.
+    """
+
+    def __init__(
+        self,
+        checkpointer: BaseCheckpointer,
+        state: StateAdapter,
+        cursor: Cursor,
+        *,
+        run_id: str,
+        direct: bool,
+    ) -> None:
+        self.checkpointer = checkpointer
+        self.state = state
+        self.cursor = cursor
+        self.run_id = run_id
+        self.direct = direct
+
+    def step_scope(self) -> str:
+        return step_scope(self.cursor.thread_id, self.cursor.head)
+
+    async def save_step(
+        self,
+        values: dict[str, Any],
+        results: Sequence[TaskResult],
+        tasks: Sequence[Task],
+        joins: dict[int, set[str]],
+        usage: RunUsage,
+        step: int,
+        source: str = "loop",
+    ) -> CheckpointRecord:
+        """Store a finished step (compare-and-set on the thread head); raise if another won."""
+        cursor = self.cursor
+        metadata = {
+            "source": source,
+            "nodes": [r.task.node for r in results],
+            "run_id": self.run_id,
+            "usage": usage.as_dict(),
+        }
+        record, messages = encode_step(
+            self.state,
+            cursor,
+            step=step,
+            values=values,
+            results=results,
+            next_tasks=tasks,
+            joins=joins,
+            metadata=metadata,
+        )
+        if self.direct:
+            self.checkpointer.put(record, expected_head=cursor.expected, messages=messages)
+        else:
+            await self.checkpointer.aput(record, expected_head=cursor.expected, messages=messages)
+        cursor.head = cursor.expected = record.checkpoint_id
+        return record
+
+    async def save_pending(self, pending: dict[int, PendingTask]) -> None:
+        """Keep the finished tasks and pauses of an unfinished step."""
+        head = self.cursor.head
+        assert head is not None, "a run saves its input step before any other"
+        writes = [PendingWrite(task_index=i, payload=encode_pending(t)) for i, t in pending.items()]
+        if self.direct:
+            self.checkpointer.put_pending(self.cursor.thread_id, head, writes)
+        else:
+            await self.checkpointer.aput_pending(self.cursor.thread_id, head, writes)

@@ -1,0 +1,277 @@
+"""Preparing a run: new input, resume, fork or human answer, turned into a ready `Run`.
+
+This is where a thread's history meets the caller's input: the checkpoint
+to continue from is loaded, a new input is merged (and checkpointed) as
+its own step, and a resume picks up the pending tasks, reusing the writes
+of those that already finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from flowgraph._context import RunUsage, message_id_factory
+from flowgraph._ids import deterministic_id_factory, random_scope_key
+from flowgraph.errors import InvalidUpdateError
+from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, load
+from flowgraph.graph._plan import Task, TaskResult, apply_writes
+from flowgraph.graph._runner import Engine, Run, start_tasks
+from flowgraph.graph._types import START, Budget, Command, StreamPart
+from flowgraph.messages import AIMessage, ToolMessage
+
+if TYPE_CHECKING:
+    from flowgraph.checkpoint.base import BaseCheckpointer
+
+__all__ = ["RunOptions", "loaded_checkpoint", "prepare_run"]
+
+CANCELLED_TOOL_CALL = (
+    "Cancelled: the conversation moved on before this tool call ran, so it has no result."
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """How the caller wants this one run done."""
+
+    thread_id: str | None = None
+    checkpoint_id: str | None = None
+    recursion_limit: int = 100
+    budget: Budget | None = None
+    inline_sync: bool = False
+    sink: Callable[[StreamPart], None] | None = None
+    modes: frozenset[str] = frozenset()
+    interrupt_before: frozenset[str] = frozenset()
+    interrupt_after: frozenset[str] = frozenset()
+
+
+def _usage_for(budget: Budget | None) -> RunUsage:
+    if budget is None:
+        return RunUsage()
+    return RunUsage(
+        max_model_calls=budget.max_model_calls,
+        max_tool_calls=budget.max_tool_calls,
+        max_tokens=budget.max_tokens,
+    )
+
+
+def _input_writes(engine: Engine, input: Any) -> dict[str, Any]:
+    if isinstance(input, BaseModel):
+        return {k: getattr(input, k) for k in input.model_fields_set}
+    if isinstance(input, Mapping):
+        return dict(input)
+    raise InvalidUpdateError(
+        f"invoke() takes a dict of state fields (or a {engine.state.schema.__name__}), None to "
+        f"resume, or Command(resume=...); not {type(input).__name__}",
+        node=START,
+    )
+
+
+async def _blocking(direct: bool, fn: Callable[..., Any], *args: Any) -> Any:
+    return fn(*args) if direct else await asyncio.to_thread(fn, *args)
+
+
+async def loaded_checkpoint(
+    engine: Engine,
+    checkpointer: BaseCheckpointer,
+    thread_id: str,
+    checkpoint_id: str | None,
+    *,
+    direct: bool,
+) -> Loaded | None:
+    """The checkpoint (default: the thread's head) rebuilt, or None for a new thread."""
+    if checkpoint_id is None:
+        checkpoint_id = await _blocking(direct, checkpointer.head, thread_id)
+        if checkpoint_id is None:
+            return None
+    elif await _blocking(direct, checkpointer.get, thread_id, checkpoint_id) is None:
+        raise InvalidUpdateError(
+            f"Thread {thread_id!r} has no checkpoint {checkpoint_id!r}; "
+            "see get_state_history() for its checkpoint ids",
+            node=START,
+        )
+    loaded: Loaded = await _blocking(
+        direct, load, checkpointer, engine.state, thread_id, checkpoint_id
+    )
+    return loaded
+
+
+def _unanswered_tool_calls(engine: Engine, values: dict[str, Any]) -> dict[str, list[Any]]:
+    """Error ToolMessages for tool calls a new input would otherwise leave unanswered.
+
+    Providers reject a history where an AI message's tool calls are not
+    followed by a result for each; a thread paused or crashed between the
+    two would be stuck. The calls get `status="error"` results saying they
+    were cancelled, placed right after their AI message.
+    """
+    patches: dict[str, list[Any]] = {}
+    for key in engine.state.message_fields:
+        messages = values.get(key) or []
+        answered = set()
+        for message in reversed(messages):
+            if isinstance(message, ToolMessage):
+                answered.add(message.tool_call_id)
+                continue
+            if isinstance(message, AIMessage):
+                missing = [c for c in message.tool_calls if c.id not in answered]
+                if missing:
+                    patches[key] = [
+                        ToolMessage(
+                            CANCELLED_TOOL_CALL, tool_call_id=c.id, name=c.name, status="error"
+                        )
+                        for c in missing
+                    ]
+            break
+    return patches
+
+
+async def prepare_run(
+    engine: Engine,
+    checkpointer: BaseCheckpointer | None,
+    input: Any,
+    options: RunOptions,
+) -> Run:
+    """A run ready for the loop: state loaded or fresh, input applied, first tasks planned."""
+    state = engine.state
+    run = Run(
+        values=state.defaults(),
+        tasks=[],
+        scope=random_scope_key(),
+        usage=_usage_for(options.budget),
+        recursion_limit=options.recursion_limit,
+        sink=options.sink,
+        modes=options.modes,
+        inline_sync=options.inline_sync,
+        interrupt_before=options.interrupt_before,
+        interrupt_after=options.interrupt_after,
+    )
+    resuming = input is None or (isinstance(input, Command) and input.has_resume)
+    if checkpointer is None:
+        if resuming:
+            raise InvalidUpdateError(
+                "Resuming (invoke(None) or Command(resume=...)) needs a checkpointer and a "
+                "thread_id; compile(checkpointer=...) to keep a thread's history",
+                node=START,
+            )
+        await _apply_input(engine, run, input, step=0)
+        return run
+    if options.thread_id is None:
+        raise InvalidUpdateError(
+            "This graph keeps checkpoints: pass thread_id=... (any string naming the "
+            "conversation) to invoke() or stream()",
+            node=START,
+        )
+    direct = options.inline_sync or getattr(checkpointer, "is_nonblocking", False)
+    loaded = await loaded_checkpoint(
+        engine, checkpointer, options.thread_id, options.checkpoint_id, direct=direct
+    )
+    if loaded is None:
+        head = await _blocking(direct, checkpointer.head, options.thread_id)
+        cursor = Cursor(options.thread_id, expected=head)
+    else:
+        cursor = loaded.cursor
+        run.values = loaded.values
+        run.step = loaded.record.step
+        run.join_seen = loaded.joins
+    run.saver = Saver(checkpointer, state, cursor, run_id=uuid.uuid4().hex, direct=direct)
+    if resuming:
+        if loaded is None:
+            raise InvalidUpdateError(
+                f"Thread {options.thread_id!r} has no checkpoint to resume; "
+                "start it with an input dict",
+                node=START,
+            )
+        _resume(run, loaded, input)
+        return run
+    patches = _unanswered_tool_calls(engine, run.values) if loaded is not None else {}
+    await _apply_input(engine, run, input, step=run.step + 1 if loaded else 0, patches=patches)
+    return run
+
+
+def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
+    """Continue the checkpoint's pending tasks, reusing finished ones and answering pauses."""
+    run.tasks = list(loaded.tasks)
+    tasks = {t.index: t for t in run.tasks}
+    pending = {i: p for i, p in loaded.pending.items() if i in tasks}
+    run.prefilled = {
+        i: TaskResult(tasks[i], list(p.writes), list(p.goto))
+        for i, p in pending.items()
+        if p.writes is not None
+    }
+    run.skip_breakpoint = any(p.breakpoint for p in pending.values())
+    paused = {i: p for i, p in pending.items() if p.interrupt is not None}
+    run.resumes = {i: list(p.resumes) for i, p in paused.items()}
+    if input is None:
+        return
+    if not paused:
+        raise InvalidUpdateError(
+            f"Thread {loaded.record.thread_id!r} is not waiting at an interrupt(); "
+            "resume it with invoke(None) or send a new input",
+            node=START,
+        )
+    answers = _answers(paused, input.resume)
+    for i, p in paused.items():
+        interrupt = p.interrupt
+        if interrupt is not None and interrupt.id in answers:
+            run.resumes[i].append(answers[interrupt.id])
+
+
+def _answers(paused: dict[int, PendingTask], resume: Any) -> dict[str, Any]:
+    ids = [p.interrupt.id for p in paused.values() if p.interrupt is not None]
+    if isinstance(resume, Mapping) and resume and set(resume) <= set(ids):
+        return dict(resume)
+    if len(ids) == 1:
+        return {ids[0]: resume}
+    raise InvalidUpdateError(
+        f"{len(ids)} interrupts are waiting ({', '.join(ids)}); resume them with "
+        "Command(resume={interrupt_id: value, ...})",
+        node=START,
+    )
+
+
+async def _apply_input(
+    engine: Engine,
+    run: Run,
+    input: Any,
+    *,
+    step: int,
+    patches: dict[str, list[Any]] | None = None,
+) -> None:
+    """Merge the input as the step before the first node runs (checkpointed as 'input')."""
+    state = engine.state
+    if run.saver is not None:
+        run.scope = run.saver.step_scope()
+    writes = _input_writes(engine, input)
+    token = message_id_factory.set(deterministic_id_factory(run.scope, step, 0))
+    try:
+        checked = {
+            key: state.check_update(START, {key: extra})[key]
+            for key, extra in (patches or {}).items()
+        }
+        for key, value in state.check_update(START, writes).items():
+            checked[key] = [*checked[key], *value] if key in checked else value
+    finally:
+        message_id_factory.reset(token)
+    result = TaskResult(Task(START), list(checked.items()))
+    run.values = apply_writes(state, run.values, [result], scope=run.scope, step=step)
+    missing = state.missing_required(run.values)
+    if missing:
+        raise InvalidUpdateError(
+            f"The input leaves required field(s) {', '.join(missing)} of "
+            f"{state.schema.__name__} unset; pass them to invoke() or give them defaults",
+            node=START,
+            key=missing[0],
+        )
+    await start_tasks(engine, run, START)
+    run.step = step
+    if run.saver is not None:
+        await run.saver.save_step(
+            run.values, [result], run.tasks, run.join_seen, run.usage, step, source="input"
+        )
+    if run.sink is not None and "values" in run.modes:
+        run.sink(StreamPart("values", step, None, state.view(run.values)))
