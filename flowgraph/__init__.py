@@ -32,8 +32,10 @@ from flowgraph.graph import (
     RetryPolicy,
     Send,
     StateGraph,
+    StateSnapshot,
     StreamMode,
     StreamPart,
+    interrupt,
 )
 from flowgraph.messages import (
     REMOVE_ALL_MESSAGES,
@@ -114,6 +116,7 @@ __all__ = [
     "SerializationError",
     "ServerError",
     "StateGraph",
+    "StateSnapshot",
     "StreamMode",
     "StreamPart",
     "SystemMessage",
@@ -127,6 +130,7 @@ __all__ = [
     "UserMessage",
     "VideoPart",
     "add_messages",
+    "interrupt",
     "messages_from_dicts",
     "messages_to_dicts",
 ]

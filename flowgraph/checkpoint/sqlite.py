@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     payload BLOB NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_id)
 );
+CREATE INDEX IF NOT EXISTS checkpoints_by_step ON checkpoints (thread_id, step);
 CREATE TABLE IF NOT EXISTS messages (
     thread_id TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -217,22 +218,19 @@ class SQLiteCheckpointer(BaseCheckpointer):
         return None if row is None else _record(row)
 
     def chain(self, thread_id: str, checkpoint_id: str) -> list[CheckpointRecord]:
-        db = self._db()
-        db.execute("BEGIN")  # one consistent snapshot of the file for both reads
-        try:
-            target = db.execute(
-                "SELECT base_id FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?",
+        # Steps, not ids, bound the range: ids are time-ordered only as far as clocks agree.
+        rows = (
+            self._db()
+            .execute(
+                f"SELECT {_COLUMNS} FROM checkpoints AS c WHERE c.thread_id = ?1 "
+                "AND c.step BETWEEN (SELECT b.step FROM checkpoints AS t JOIN checkpoints AS b "
+                "ON b.thread_id = t.thread_id AND b.checkpoint_id = t.base_id "
+                "WHERE t.thread_id = ?1 AND t.checkpoint_id = ?2) "
+                "AND (SELECT step FROM checkpoints WHERE thread_id = ?1 AND checkpoint_id = ?2)",
                 (thread_id, checkpoint_id),
-            ).fetchone()
-            if target is None:
-                return chain_from_rows((), checkpoint_id, thread_id)
-            rows = db.execute(
-                f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? "
-                "AND checkpoint_id >= ? AND checkpoint_id <= ?",
-                (thread_id, min(target[0], checkpoint_id), checkpoint_id),
-            ).fetchall()
-        finally:
-            db.execute("COMMIT")
+            )
+            .fetchall()
+        )
         return chain_from_rows(map(_record, rows), checkpoint_id, thread_id)
 
     def messages(self, thread_id: str, keys: Iterable[str]) -> dict[str, bytes]:

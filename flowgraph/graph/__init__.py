@@ -2,6 +2,7 @@
 
 from flowgraph.graph._builder import StateGraph
 from flowgraph.graph._compiled import CompiledGraph
+from flowgraph.graph._interrupt import interrupt
 from flowgraph.graph._types import (
     END,
     START,
@@ -10,6 +11,7 @@ from flowgraph.graph._types import (
     Interrupt,
     RetryPolicy,
     Send,
+    StateSnapshot,
     StreamMode,
     StreamPart,
 )
@@ -24,6 +26,8 @@ __all__ = [
     "RetryPolicy",
     "Send",
     "StateGraph",
+    "StateSnapshot",
     "StreamMode",
     "StreamPart",
+    "interrupt",
 ]
