@@ -63,8 +63,10 @@ from flowgraph.messages import (
     Usage,
     UserMessage,
     VideoPart,
+    from_openai,
     messages_from_dicts,
     messages_to_dicts,
+    to_openai,
 )
 from flowgraph.reducers import MessageList, add_messages
 from flowgraph.state import MessagesState
@@ -130,7 +132,9 @@ __all__ = [
     "UserMessage",
     "VideoPart",
     "add_messages",
+    "from_openai",
     "interrupt",
     "messages_from_dicts",
     "messages_to_dicts",
+    "to_openai",
 ]

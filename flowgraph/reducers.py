@@ -48,9 +48,9 @@ class MessageList(list):  # type: ignore[type-arg]  # holds AnyMessage; list[...
 def _forgetting(name: str) -> Any:
     method = getattr(list, name)
 
-    def mutate(self: MessageList, *args: Any) -> Any:
+    def mutate(self: MessageList, *args: Any, **kwargs: Any) -> Any:
         self._positions = None
-        return method(self, *args)
+        return method(self, *args, **kwargs)  # sort(key=..., reverse=...) takes keywords
 
     mutate.__name__ = name
     return mutate

@@ -2,8 +2,9 @@
 
 Called from plain code, a run drives a private event loop kept per thread
 (no thread hop, no loop setup per call). Called from inside a running
-event loop (Jupyter, an async web handler calling sync code), it runs on a
-background loop thread instead, since the caller's loop cannot be re-entered.
+event loop (Jupyter, an async handler calling sync code, or a sync node
+that invokes another graph), the caller's loop cannot be re-entered, so the
+run gets a loop on a thread of its own for as long as it lasts.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ __all__ = ["iterate_sync", "run_sync"]
 T = TypeVar("T")
 
 _local = threading.local()
-_background_lock = threading.Lock()
-_background: asyncio.AbstractEventLoop | None = None
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:
@@ -27,19 +26,6 @@ def _thread_loop() -> asyncio.AbstractEventLoop:
     if loop is None or loop.is_closed():
         loop = _local.loop = asyncio.new_event_loop()
     return loop
-
-
-def _background_loop() -> asyncio.AbstractEventLoop:
-    global _background
-    with _background_lock:
-        if _background is None:
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="flowgraph-sync-bridge", daemon=True
-            )
-            thread.start()
-            _background = loop
-        return _background
 
 
 def _in_running_loop() -> bool:
@@ -50,27 +36,59 @@ def _in_running_loop() -> bool:
     return True
 
 
+class _LoopThread:
+    """An event loop on its own daemon thread, for one bridged call or stream."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="flowgraph-sync-bridge", daemon=True
+        )
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run `coro` to completion from sync code, whether or not a loop is running here."""
     if not _in_running_loop():
         return _thread_loop().run_until_complete(coro)
-    return asyncio.run_coroutine_threadsafe(coro, _background_loop()).result()
+    bridge = _LoopThread()
+    try:
+        return bridge.run(coro)
+    finally:
+        bridge.stop()
 
 
 def iterate_sync(stream: AsyncIterator[T]) -> Iterator[T]:
-    """Iterate an async iterator from sync code; closing the iterator closes the stream."""
-    step = stream.__anext__
+    """Iterate an async iterator from sync code; closing the iterator closes the stream.
+
+    Every step of one iteration runs on the same loop, as an async
+    generator requires.
+    """
+    bridge = _LoopThread() if _in_running_loop() else None
+    run = bridge.run if bridge is not None else _thread_loop().run_until_complete
     try:
         while True:
             try:
-                yield run_sync(_next(step))
+                yield run(_anext(stream))
             except StopAsyncIteration:
                 return
     finally:
         aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            run_sync(aclose())
+        try:
+            if aclose is not None:
+                run(aclose())
+        finally:
+            if bridge is not None:
+                bridge.stop()
 
 
-async def _next(step: Any) -> Any:
-    return await step()
+async def _anext(stream: AsyncIterator[T]) -> T:
+    return await stream.__anext__()

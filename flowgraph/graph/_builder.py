@@ -124,10 +124,12 @@ class StateGraph:
                 f"'{name}' is reserved for the graph's entry/exit; choose another node name",
                 node=name,
             )
-        if name in self.graph:
+        if self._is_node(name):
             raise GraphValidationError(
                 f"Node '{name}' is already in the graph; node names must be unique", node=name
             )
+        if hasattr(fn, "as_node") and hasattr(fn, "graph"):
+            fn = fn.as_node(self.state)  # a compiled graph used as a node
         if not callable(fn):
             raise GraphValidationError(
                 f"Node '{name}' must be callable (a function of the state), "
@@ -147,9 +149,6 @@ class StateGraph:
         retry: RetryPolicy | None,
         destinations: tuple[str, ...],
     ) -> NodeSpec:
-        from_subgraph = getattr(fn, "as_node", None)
-        if from_subgraph is not None and hasattr(fn, "graph"):
-            fn = from_subgraph(self.state)  # a compiled graph used as a node
         kind = getattr(fn, "node_kind", "function")
         return NodeSpec(name, fn, _is_async_callable(fn), retry, destinations, kind)
 
@@ -252,6 +251,10 @@ class StateGraph:
         )
 
     # -- read by validation and the plan ---------------------------------------
+
+    def _is_node(self, name: str) -> bool:
+        """True for an added node (an edge may name a node before it is added)."""
+        return name in self.graph and "spec" in self.graph.nodes[name]
 
     @property
     def nodes(self) -> dict[str, NodeSpec]:

@@ -255,7 +255,7 @@ class CompiledGraph:
             budget=budget,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
-            inline_sync=True,
+            inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
         return iterate_sync(self._astream(input, mode, options))
 

@@ -85,7 +85,11 @@ def apply_writes(
         token = message_id_factory.set(deterministic_id_factory(scope, step, task.index))
         try:
             for key, value in result.writes:
-                state.apply(merged, key, value)
+                try:
+                    state.apply(merged, key, value)
+                except Exception as exc:
+                    exc.add_note(f"(merging what node '{task.node}' wrote to '{key}', step {step})")
+                    raise
         finally:
             message_id_factory.reset(token)
     return merged

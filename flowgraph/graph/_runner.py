@@ -127,7 +127,7 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
         for key, value in out:
             checked.extend(engine.state.check_update(node, {key: value}).items())
         return TaskResult(task, checked)
-    if isinstance(out, engine.state.schema) and hasattr(out, "model_fields_set"):
+    if engine.state.is_model and isinstance(out, engine.state.schema):
         fields = {k: getattr(out, k) for k in out.model_fields_set}
         return TaskResult(task, list(engine.state.check_update(node, fields).items()))
     raise InvalidUpdateError(
@@ -252,7 +252,10 @@ def _branch_targets(branch: Branch, out: Any) -> list[str | Send]:
 
 
 async def _routes(
-    engine: Engine, values: dict[str, Any], sources: Sequence[tuple[str, list[str | Send]]]
+    engine: Engine,
+    values: dict[str, Any],
+    sources: Sequence[tuple[str, list[str | Send]]],
+    step: int = 0,
 ) -> list[tuple[str, list[str | Send]]]:
     """Each finished node's next targets: plain edges, its Command's goto, then its branches."""
     plan = engine.plan
@@ -263,9 +266,13 @@ async def _routes(
         for branch in plan.branches.get(node, ()):
             if view is MISSING:
                 view = engine.state.view(values)
-            out = branch.path(view)
-            if inspect.isawaitable(out):
-                out = await out
+            try:
+                out = branch.path(view)
+                if inspect.isawaitable(out):
+                    out = await out
+            except Exception as exc:
+                exc.add_note(f"(in the conditional edge from '{node}', after step {step})")
+                raise
             targets.extend(_branch_targets(branch, out))
         routes.append((node, targets))
     return routes
@@ -273,7 +280,7 @@ async def _routes(
 
 async def start_tasks(engine: Engine, run: Run, source: str) -> None:
     """Plan the first tasks after `source` (START, or a node given by update_state)."""
-    routes = await _routes(engine, run.values, [(source, [])])
+    routes = await _routes(engine, run.values, [(source, [])], run.step)
     run.tasks = next_tasks(engine.plan, routes, run.join_seen)
 
 
@@ -310,7 +317,7 @@ async def run_loop(engine: Engine, run: Run) -> None:
         run.prefilled = {}
         run.resumes = {}
         values = apply_writes(engine.state, run.values, results, scope=run.scope, step=step)
-        routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results])
+        routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results], step)
         tasks = next_tasks(engine.plan, routes, run.join_seen)
         if run.saver is not None:
             await run.saver.save_step(values, results, tasks, run.join_seen, run.usage, step)
@@ -368,11 +375,22 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
         run.sink(StreamPart("updates", run.step + 1, "__interrupt__", list(run.interrupts)))
 
 
+def _update_of(writes: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """A task's writes as one dict; a key written several times (a subgraph) lists all."""
+    update: dict[str, Any] = {}
+    for key, value in writes:
+        if key in update and isinstance(value, list) and isinstance(update[key], list):
+            update[key] = [*update[key], *value]
+        else:
+            update[key] = value
+    return update
+
+
 def _stream_step(engine: Engine, run: Run, results: Sequence[TaskResult]) -> None:
     sink = run.sink
     assert sink is not None
     if "updates" in run.modes:
         for result in results:
-            sink(StreamPart("updates", run.step, result.task.node, dict(result.writes)))
+            sink(StreamPart("updates", run.step, result.task.node, _update_of(result.writes)))
     if "values" in run.modes:
         sink(StreamPart("values", run.step, None, engine.state.view(run.values)))

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Annotated, Any, get_type_hints
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import PydanticUndefined
 
 from flowgraph._ids import with_new_id
 from flowgraph.errors import InvalidUpdateError
@@ -59,13 +58,11 @@ class StateAdapter:
         """The values a new thread starts with: each field's default, if it has one."""
         if not self.is_model:
             return {}
-        values = {}
-        for name, info in self.schema.model_fields.items():
-            if info.default_factory is not None:
-                values[name] = info.default_factory()  # type: ignore[call-arg]  # no-arg factories only
-            elif info.default is not PydanticUndefined:
-                values[name] = info.default
-        return values
+        return {
+            name: info.get_default(call_default_factory=True, validated_data={})
+            for name, info in self.schema.model_fields.items()
+            if not info.is_required()
+        }
 
     def missing_required(self, values: Mapping[str, Any]) -> list[str]:
         """Required fields of a pydantic schema that no input has set yet."""

@@ -22,6 +22,7 @@ from flowgraph.messages._messages import (
     Usage,
     UserMessage,
 )
+from flowgraph.messages._openai import OPENAI_FILE_URL_PREFIX, from_openai, to_openai
 from flowgraph.messages._parts import (
     AIContentPart,
     AudioPart,
@@ -37,6 +38,7 @@ from flowgraph.messages._parts import (
 )
 
 __all__ = [
+    "OPENAI_FILE_URL_PREFIX",
     "REMOVE_ALL_MESSAGES",
     "AIContentPart",
     "AIMessage",
@@ -64,6 +66,8 @@ __all__ = [
     "VideoPart",
     "coerce_message",
     "coerce_messages",
+    "from_openai",
     "messages_from_dicts",
     "messages_to_dicts",
+    "to_openai",
 ]

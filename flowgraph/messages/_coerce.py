@@ -2,7 +2,11 @@
 
 Role names of both worlds are accepted (OpenAI's user/assistant and
 LangChain's human/ai), so a transcript from either converts without a
-mapping table on the caller's side.
+mapping table on the caller's side. A role dict (or tuple content) in
+OpenAI's own shapes -- `tool_calls` with `function`, `image_url` /
+`input_audio` / `file` parts, `reasoning_content`, `refusal`, `content:
+None` -- goes through `from_openai`; every other dict is validated directly,
+which is the fast path.
 """
 
 from __future__ import annotations
@@ -45,15 +49,52 @@ ROLE_TO_TYPE = {
 }
 _ROLE_HINT = "user/human, assistant/ai, system/developer, tool"
 
+_OPENAI_KEYS = frozenset(
+    {"reasoning_content", "reasoning", "refusal", "annotations", "audio", "function_call"}
+)
+"""Keys only an OpenAI-format message has; flowgraph's own dicts never carry them."""
+_OPENAI_PART_TYPES = frozenset({"image_url", "input_audio", "audio_url", "video_url", "refusal"})
 
-def _type_for_role(role: object) -> str:
+
+def _has_openai_parts(content: object) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(part, Mapping)
+        and (
+            part.get("type") in _OPENAI_PART_TYPES
+            or (part.get("type") == "file" and "file" in part)
+        )
+        for part in content
+    )
+
+
+def _is_openai_shaped(value: Mapping[str, Any]) -> bool:
+    """True for a role dict only `from_openai` understands."""
+    if not _OPENAI_KEYS.isdisjoint(value):
+        return True
+    calls = value.get("tool_calls")
+    if isinstance(calls, list) and any(isinstance(c, Mapping) and "function" in c for c in calls):
+        return True
+    content = value.get("content", "")
+    return content is None or _has_openai_parts(content)
+
+
+def _from_openai(value: Mapping[str, Any]) -> AnyMessage:
+    # Imported here: _openai builds on this module (validation, role names).
+    from flowgraph.messages._openai import from_openai
+
+    return from_openai(value)
+
+
+def type_for_role(role: object) -> str:
+    """The message `type` for an OpenAI or LangChain role name; unknown: a clear error."""
     message_type = ROLE_TO_TYPE.get(role) if isinstance(role, str) else None
     if message_type is None:
         raise InvalidMessageError(f"Unknown message role {role!r}; use one of: {_ROLE_HINT}")
     return message_type
 
 
-def _validate(data: Mapping[str, Any]) -> AnyMessage:
+def validate_message_dict(data: Mapping[str, Any]) -> AnyMessage:
+    """A message from a dict with a `type`; errors name each offending field."""
     try:
         return message_adapter.validate_python(data)
     except ValidationError as exc:
@@ -64,12 +105,29 @@ def _validate(data: Mapping[str, Any]) -> AnyMessage:
 
 
 def _describe(exc: ValidationError) -> str:
-    """Name each offending field: 'tool_call_id: Field required'."""
-    problems = []
+    """Name each offending field: 'tool_call_id: Field required', 'content.1.image.data: ...'.
+
+    pydantic's union branch labels (`str`, `list[...]`, `function-after[...]`)
+    are left out of the path, and when a list went wrong inside, the "should
+    be a string" complaint of the other branch is dropped as noise.
+    """
+    located = []
     for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"][1:]) or "message"
-        problems.append(f"{where}: {error['msg']}")
-    return "; ".join(problems)
+        loc = error["loc"][1:]  # [0] is the message type tag
+        path = [str(p) for p in loc if not _is_branch_label(p)]
+        is_other_branch = bool(loc) and loc[-1] == "str" and error["type"] == "string_type"
+        located.append((".".join(path) or "message", error["msg"], is_other_branch))
+    deeper = {where for where, _, _ in located}
+    problems = [
+        f"{where}: {msg}"
+        for where, msg, is_other_branch in located
+        if not (is_other_branch and any(d.startswith(f"{where}.") for d in deeper))
+    ]
+    return "; ".join(dict.fromkeys(problems))
+
+
+def _is_branch_label(segment: object) -> bool:
+    return isinstance(segment, str) and (segment in ("str", "list") or "[" in segment)
 
 
 def coerce_message(value: object) -> AnyMessage:
@@ -87,14 +145,18 @@ def coerce_message(value: object) -> AnyMessage:
                 f"A message tuple is (role, content); got {len(value)} items: {value!r}"
             )
         role, content = value
-        return _validate({"type": _type_for_role(role), "content": content})
+        if _has_openai_parts(content):
+            return _from_openai({"role": role, "content": content})
+        return validate_message_dict({"type": type_for_role(role), "content": content})
     if isinstance(value, Mapping):
         if "type" in value and value["type"] in MESSAGE_TYPES:
-            return _validate(value)
+            return validate_message_dict(value)
         if "role" in value:
+            if _is_openai_shaped(value):
+                return _from_openai(value)
             data = {k: v for k, v in value.items() if k != "role"}
-            data["type"] = _type_for_role(value["role"])
-            return _validate(data)
+            data["type"] = type_for_role(value["role"])
+            return validate_message_dict(data)
         raise InvalidMessageError(
             f"A message dict needs a 'role' ({_ROLE_HINT}) or a 'type'; got keys {sorted(value)}"
         )
