@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import random
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -76,7 +77,7 @@ def new_checkpoint_id() -> str:
         now = max(time.time_ns(), _last_time + 1)
         _last_time = now
         sequence = next(_sequence) & 0xFFFF
-    return f"{now:016x}{_process_tag:04x}{sequence:04x}{os.urandom(4).hex()}"
+    return f"{now:016x}{_process_tag:04x}{sequence:04x}{random.getrandbits(32):08x}"
 
 
 def concurrent_run_error(

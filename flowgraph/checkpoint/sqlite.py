@@ -150,13 +150,21 @@ class SQLiteCheckpointer(BaseCheckpointer):
         messages: Mapping[str, bytes],
     ) -> None:
         thread_id = record.thread_id
+        now = time.time()
         with self._write() as db:
-            row = db.execute(
-                "SELECT head FROM threads WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
-            head = row[0] if row else None
-            if head != expected_head:
-                raise concurrent_run_error(thread_id, expected_head, head)
+            if expected_head is None:
+                moved = db.execute(
+                    "INSERT INTO threads (thread_id, head, updated_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (thread_id) DO NOTHING",
+                    (thread_id, record.checkpoint_id, now),
+                ).rowcount
+            else:
+                moved = db.execute(
+                    "UPDATE threads SET head = ?, updated_at = ? WHERE thread_id = ? AND head = ?",
+                    (record.checkpoint_id, now, thread_id, expected_head),
+                ).rowcount
+            if moved != 1:
+                raise concurrent_run_error(thread_id, expected_head, self.head(thread_id))
             if messages:
                 db.executemany(
                     "INSERT OR IGNORE INTO messages (thread_id, key, data) VALUES (?, ?, ?)",
@@ -173,12 +181,6 @@ class SQLiteCheckpointer(BaseCheckpointer):
                     record.base_id,
                     record.payload,
                 ),
-            )
-            db.execute(
-                "INSERT INTO threads (thread_id, head, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (thread_id) DO UPDATE SET head = excluded.head, "
-                "updated_at = excluded.updated_at",
-                (thread_id, record.checkpoint_id, time.time()),
             )
             if record.parent_id is not None:
                 db.execute(

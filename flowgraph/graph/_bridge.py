@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 __all__ = ["iterate_sync", "run_sync"]
@@ -21,11 +21,22 @@ T = TypeVar("T")
 _local = threading.local()
 
 
+class _ThreadLoop:
+    """A thread's private loop, closed when the thread ends and its locals are dropped."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def __del__(self) -> None:
+        if not self.loop.is_closed() and not self.loop.is_running():
+            self.loop.close()
+
+
 def _thread_loop() -> asyncio.AbstractEventLoop:
-    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
-    if loop is None or loop.is_closed():
-        loop = _local.loop = asyncio.new_event_loop()
-    return loop
+    holder: _ThreadLoop | None = getattr(_local, "holder", None)
+    if holder is None or holder.loop.is_closed():
+        holder = _local.holder = _ThreadLoop()
+    return holder.loop
 
 
 def _in_running_loop() -> bool:
@@ -66,11 +77,14 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         bridge.stop()
 
 
-def iterate_sync(stream: AsyncIterator[T]) -> Iterator[T]:
+def iterate_sync(
+    stream: AsyncIterator[T], on_close: Callable[[], object] | None = None
+) -> Iterator[T]:
     """Iterate an async iterator from sync code; closing the iterator closes the stream.
 
     Every step of one iteration runs on the same loop, as an async
-    generator requires.
+    generator requires. `on_close` runs first when the reader stops, before
+    the loop gets to run anything else.
     """
     bridge = _LoopThread() if _in_running_loop() else None
     run = bridge.run if bridge is not None else _thread_loop().run_until_complete
@@ -81,6 +95,8 @@ def iterate_sync(stream: AsyncIterator[T]) -> Iterator[T]:
             except StopAsyncIteration:
                 return
     finally:
+        if on_close is not None:
+            on_close()
         aclose = getattr(stream, "aclose", None)
         try:
             if aclose is not None:

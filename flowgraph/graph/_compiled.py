@@ -21,7 +21,7 @@ from flowgraph._context import RunUsage, current_task, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key, scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._bridge import iterate_sync, run_sync
-from flowgraph.graph._persist import Cursor, Saver
+from flowgraph.graph._persist import Cursor, Saver, ThreadCache
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, SubgraphWrites, run_loop, start_tasks
 from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
@@ -73,6 +73,7 @@ class CompiledGraph:
         self.interrupt_after = interrupt_after
         self.budget = budget
         self.name = name
+        self._cache = ThreadCache() if checkpointer is not None else None
 
     @property
     def graph(self) -> nx.MultiDiGraph[str]:
@@ -118,9 +119,9 @@ class CompiledGraph:
     # -- running -----------------------------------------------------------------
 
     async def _invoke(self, input: Any, options: RunOptions) -> Any:
-        run = await prepare_run(self.engine, self.checkpointer, input, options)
+        run = await prepare_run(self.engine, self.checkpointer, input, options, self._cache)
         await run_loop(self.engine, run)
-        return self.engine.state.view(run.values)
+        return self.engine.state.detached(run.values)
 
     async def ainvoke(
         self,
@@ -191,10 +192,13 @@ class CompiledGraph:
             else:  # a sync node streaming tokens from its worker thread
                 loop.call_soon_threadsafe(queue.put_nowait, part)
 
-        options = replace(options, sink=sink, modes=_modes(mode))
+        stop = options.stop or threading.Event()
+        options = replace(options, sink=sink, modes=_modes(mode), stop=stop)
 
         async def run() -> None:
-            prepared = await prepare_run(self.engine, self.checkpointer, input, options)
+            prepared = await prepare_run(
+                self.engine, self.checkpointer, input, options, self._cache
+            )
             await run_loop(self.engine, prepared)
 
         runner = asyncio.create_task(run())
@@ -204,6 +208,7 @@ class CompiledGraph:
                 yield part
             await runner
         finally:
+            stop.set()
             if not runner.done():
                 runner.cancel()
                 with suppress(asyncio.CancelledError):
@@ -257,7 +262,9 @@ class CompiledGraph:
             interrupt_after=interrupt_after,
             inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
-        return iterate_sync(self._astream(input, mode, options))
+        stop = threading.Event()
+        options = replace(options, stop=stop)
+        return iterate_sync(self._astream(input, mode, options), on_close=stop.set)
 
     # -- the state API -------------------------------------------------------------
 
@@ -283,7 +290,7 @@ class CompiledGraph:
             )
         record = loaded.record
         return StateSnapshot(
-            values=state.view(loaded.values),
+            values=state.detached(loaded.values),
             next=tuple(t.node for t in loaded.tasks),
             checkpoint_id=record.checkpoint_id,
             parent_id=record.parent_id,
@@ -334,9 +341,13 @@ class CompiledGraph:
                 f"known nodes: {', '.join(sorted(engine.plan.nodes))}",
                 node=as_node,
             )
-        loaded = await loaded_checkpoint(engine, store, thread_id, None, direct=True)
+        loaded = await loaded_checkpoint(
+            engine, store, thread_id, None, direct=True, cache=self._cache
+        )
         cursor = loaded.cursor if loaded else Cursor(thread_id, expected=None)
-        saver = Saver(store, engine.state, cursor, run_id=uuid.uuid4().hex, direct=True)
+        saver = Saver(
+            store, engine.state, cursor, run_id=uuid.uuid4().hex, direct=True, cache=self._cache
+        )
         run = Run(
             values=loaded.values if loaded else engine.state.defaults(),
             tasks=list(loaded.tasks) if loaded else [],
@@ -369,6 +380,8 @@ class CompiledGraph:
     def delete_thread(self, thread_id: str) -> None:
         """Forget a thread and everything stored for it."""
         self._store().delete_thread(thread_id)
+        if self._cache is not None:
+            self._cache.forget(thread_id)
 
     def prune(self, thread_id: str, *, keep_last: int) -> int:
         """Keep the newest `keep_last` checkpoints of the head's branch; returns how many went."""

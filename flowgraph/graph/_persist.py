@@ -20,7 +20,9 @@ state is exactly the state the run had.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -49,9 +51,11 @@ __all__ = [
     "Loaded",
     "PendingTask",
     "Saver",
+    "ThreadCache",
     "encode_pending",
     "encode_step",
     "load",
+    "load_pending",
     "step_scope",
 ]
 
@@ -74,18 +78,39 @@ class Cursor:
     steps_since_snapshot: int = 0
     snapshot_bytes: int = 0
     keys: dict[int, tuple[Any, str]] = field(default_factory=dict)
-    """id(message) -> (message, key) for messages known to be stored."""
+    """id(message) -> (message, key) for messages known to be stored (shared by clones)."""
+    staged: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    """Keys of messages in a write not yet committed; they join `keys` once it is."""
 
     def key_of(self, message: Any, new: dict[str, bytes]) -> str:
-        """The message's storage key, storing its bytes in `new` if not stored yet."""
-        known = self.keys.get(id(message))
+        """The message's storage key, adding its bytes to `new` if not stored yet."""
+        known = self.keys.get(id(message)) or self.staged.get(id(message))
         if known is not None and known[0] is message:
             return known[1]
         data = serde.dumps(message)
         key = f"{message.id}#{hashlib.blake2b(data, digest_size=6).hexdigest()}"
         new[key] = data
-        self.keys[id(message)] = (message, key)
+        self.staged[id(message)] = (message, key)
         return key
+
+    def committed(self, checkpoint_id: str) -> None:
+        """The write of `checkpoint_id` is stored: it is the new head, its messages are known."""
+        self.head = self.expected = checkpoint_id
+        self.keys.update(self.staged)
+        self.staged.clear()
+
+    def clone(self) -> Cursor:
+        """A cursor for another run from the same place (sharing the known keys)."""
+        return Cursor(
+            self.thread_id,
+            self.head,
+            self.expected,
+            self.base_id,
+            self.bytes_since_snapshot,
+            self.steps_since_snapshot,
+            self.snapshot_bytes,
+            self.keys,
+        )
 
 
 @dataclass(slots=True)
@@ -269,13 +294,36 @@ def _payload(record: CheckpointRecord) -> dict[str, Any]:
     return data
 
 
+def load_pending(
+    checkpointer: BaseCheckpointer, thread_id: str, checkpoint_id: str
+) -> dict[int, PendingTask]:
+    """What the unfinished step after `checkpoint_id` left, by task index."""
+    return {
+        w.task_index: _decode_pending(w) for w in checkpointer.pending(thread_id, checkpoint_id)
+    }
+
+
 def load(
     checkpointer: BaseCheckpointer,
     state: StateAdapter,
     thread_id: str,
     checkpoint_id: str,
+    *,
+    head: str | None = None,
+    cache: ThreadCache | None = None,
 ) -> Loaded:
-    """Rebuild a checkpoint's state by replaying its chain through the live reducers."""
+    """Rebuild a checkpoint's state by replaying its chain through the live reducers.
+
+    `head` is the thread's current head if the caller already read it; a
+    `cache` holding the checkpoint spares the replay.
+    """
+    if head is None:
+        head = checkpointer.head(thread_id)
+    cached = cache.get(thread_id, checkpoint_id) if cache is not None else None
+    if cached is not None:
+        cached.cursor.expected = head
+        cached.pending.update(load_pending(checkpointer, thread_id, checkpoint_id))
+        return cached
     chain = checkpointer.chain(thread_id, checkpoint_id)
     payloads = [_payload(r) for r in chain]
     fields = _message_fields(state)
@@ -296,12 +344,7 @@ def load(
             f"Thread {thread_id!r} lost {len(missing)} stored message(s) "
             f"(e.g. {sorted(missing)[0]!r}); the store is damaged"
         )
-    cursor = Cursor(
-        thread_id,
-        head=checkpoint_id,
-        expected=checkpointer.head(thread_id),
-        base_id=chain[0].checkpoint_id,
-    )
+    cursor = Cursor(thread_id, head=checkpoint_id, expected=head, base_id=chain[0].checkpoint_id)
     messages = {}
     for key, data in stored.items():
         message = serde.loads(data)
@@ -329,9 +372,7 @@ def load(
         cursor.steps_since_snapshot += 1
     last = payloads[-1]
     tasks = [Task(t[0], t[1], t[2] if len(t) > 2 else MISSING) for t in last["next"]]
-    pending = {
-        w.task_index: _decode_pending(w) for w in checkpointer.pending(thread_id, checkpoint_id)
-    }
+    pending = load_pending(checkpointer, thread_id, checkpoint_id)
     return Loaded(
         record=chain[-1],
         values=values,
@@ -341,6 +382,47 @@ def load(
         pending=pending,
         cursor=cursor,
     )
+
+
+class ThreadCache:
+    """The state each recently used thread last reached in this process.
+
+    Continuing a thread then costs one look at its head instead of reading
+    and replaying its history; a head moved by another process is a miss,
+    and pending writes are always read from the store.
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._entries: OrderedDict[str, Loaded] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, thread_id: str, checkpoint_id: str) -> Loaded | None:
+        with self._lock:
+            entry = self._entries.get(thread_id)
+            if entry is None or entry.record.checkpoint_id != checkpoint_id:
+                return None
+            self._entries.move_to_end(thread_id)
+        return Loaded(
+            entry.record,
+            dict(entry.values),
+            list(entry.tasks),
+            {k: set(v) for k, v in entry.joins.items()},
+            entry.metadata,
+            {},
+            entry.cursor.clone(),
+        )
+
+    def put(self, loaded: Loaded) -> None:
+        with self._lock:
+            self._entries[loaded.record.thread_id] = loaded
+            self._entries.move_to_end(loaded.record.thread_id)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def forget(self, thread_id: str) -> None:
+        with self._lock:
+            self._entries.pop(thread_id, None)
 
 
 class Saver:
@@ -359,12 +441,14 @@ class Saver:
         *,
         run_id: str,
         direct: bool,
+        cache: ThreadCache | None = None,
     ) -> None:
         self.checkpointer = checkpointer
         self.state = state
         self.cursor = cursor
         self.run_id = run_id
         self.direct = direct
+        self.cache = cache
 
     def step_scope(self) -> str:
         return step_scope(self.cursor.thread_id, self.cursor.head)
@@ -401,7 +485,11 @@ class Saver:
             self.checkpointer.put(record, expected_head=cursor.expected, messages=messages)
         else:
             await self.checkpointer.aput(record, expected_head=cursor.expected, messages=messages)
-        cursor.head = cursor.expected = record.checkpoint_id
+        cursor.committed(record.checkpoint_id)
+        if self.cache is not None:
+            self.cache.put(
+                Loaded(record, values, list(tasks), dict(joins), metadata, {}, cursor.clone())
+            )
         return record
 
     async def save_pending(self, pending: dict[int, PendingTask]) -> None:

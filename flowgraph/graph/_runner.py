@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,8 @@ class Run:
     """Resuming from an interrupt_before pause: run the paused step this time."""
     interrupts: list[Interrupt] = field(default_factory=list)
     """What paused the run, if it paused."""
+    stop: threading.Event | None = None
+    """Set by a stream's reader that stopped reading: start no further step."""
     write_log: list[tuple[str, Any]] | None = None
     """When set, every merged write is also recorded here (subgraphs report them up)."""
 
@@ -290,6 +293,8 @@ async def start_tasks(engine: Engine, run: Run, source: str) -> None:
 async def run_loop(engine: Engine, run: Run) -> None:
     """Run supersteps until no task is left or the run pauses; `run.values` is the state."""
     while run.tasks:
+        if run.stop is not None and run.stop.is_set():
+            return
         if run.steps_taken >= run.recursion_limit:
             names = ", ".join(sorted({t.node for t in run.tasks}))
             raise GraphRecursionError(

@@ -7,10 +7,12 @@ re-validating values the engine has already checked.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, get_type_hints
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
 
 from flowgraph._ids import with_new_id
 from flowgraph.errors import InvalidUpdateError
@@ -28,6 +30,16 @@ from flowgraph.state import Reducer, field_reducers, is_typeddict_schema
 __all__ = ["StateAdapter"]
 
 _MESSAGE_TYPES = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage, RemoveMessage})
+
+
+def _default_maker(info: FieldInfo) -> Callable[[], Any]:
+    """Makes a field's default for a new run: a fresh copy when it is mutable, as pydantic does."""
+    if info.default_factory is not None:
+        return lambda: info.get_default(call_default_factory=True, validated_data={})
+    default = info.default
+    if isinstance(default, (str, bytes, int, float, bool, type(None), tuple, frozenset)):
+        return lambda: default
+    return lambda: copy.deepcopy(default)
 
 
 def _describe(exc: ValidationError) -> str:
@@ -51,28 +63,21 @@ class StateAdapter:
         self.message_fields = frozenset(k for k, r in self.reducers.items() if r is add_messages)
         self._validators: dict[str, TypeAdapter[Any]] = {}
         self._has_private = self.is_model and bool(schema.__private_attributes__)
+        fields = schema.model_fields if self.is_model else {}
+        self.required = tuple(name for name, info in fields.items() if info.is_required())
+        self._defaults: list[tuple[str, Callable[[], Any]]] = [
+            (name, _default_maker(info)) for name, info in fields.items() if not info.is_required()
+        ]
 
     # -- values ---------------------------------------------------------------
 
     def defaults(self) -> dict[str, Any]:
         """The values a new thread starts with: each field's default, if it has one."""
-        if not self.is_model:
-            return {}
-        return {
-            name: info.get_default(call_default_factory=True, validated_data={})
-            for name, info in self.schema.model_fields.items()
-            if not info.is_required()
-        }
+        return {name: make() for name, make in self._defaults}
 
     def missing_required(self, values: Mapping[str, Any]) -> list[str]:
         """Required fields of a pydantic schema that no input has set yet."""
-        if not self.is_model:
-            return []
-        return [
-            name
-            for name, info in self.schema.model_fields.items()
-            if info.is_required() and name not in values
-        ]
+        return [name for name in self.required if name not in values]
 
     def view(self, values: dict[str, Any]) -> Any:
         """The state as a node sees it, sharing the (already valid) field values."""
@@ -86,6 +91,19 @@ class StateAdapter:
         object.__setattr__(state, "__pydantic_extra__", None)
         object.__setattr__(state, "__pydantic_private__", None)
         return state
+
+    def detached(self, values: dict[str, Any]) -> Any:
+        """The state for a caller to keep: its lists, dicts and sets are copies.
+
+        What a run hands back may also live on in the thread cache; a caller
+        appending to `state.messages` must not change the thread.
+        """
+        return self.view(
+            {
+                key: value.copy() if isinstance(value, (list, dict, set)) else value
+                for key, value in values.items()
+            }
+        )
 
     # -- updates --------------------------------------------------------------
 

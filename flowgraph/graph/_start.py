@@ -9,6 +9,7 @@ of those that already finished.
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from pydantic import BaseModel
 from flowgraph._context import RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key
 from flowgraph.errors import InvalidUpdateError
-from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, load
+from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, ThreadCache, load
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, start_tasks
 from flowgraph.graph._types import START, Budget, Command, StreamPart
@@ -48,6 +49,7 @@ class RunOptions:
     modes: frozenset[str] = frozenset()
     interrupt_before: frozenset[str] = frozenset()
     interrupt_after: frozenset[str] = frozenset()
+    stop: threading.Event | None = None
 
 
 def _usage_for(budget: Budget | None) -> RunUsage:
@@ -83,10 +85,12 @@ async def loaded_checkpoint(
     checkpoint_id: str | None,
     *,
     direct: bool,
+    cache: ThreadCache | None = None,
 ) -> Loaded | None:
     """The checkpoint (default: the thread's head) rebuilt, or None for a new thread."""
+    head = await _blocking(direct, checkpointer.head, thread_id)
     if checkpoint_id is None:
-        checkpoint_id = await _blocking(direct, checkpointer.head, thread_id)
+        checkpoint_id = head
         if checkpoint_id is None:
             return None
     elif await _blocking(direct, checkpointer.get, thread_id, checkpoint_id) is None:
@@ -95,10 +99,11 @@ async def loaded_checkpoint(
             "see get_state_history() for its checkpoint ids",
             node=START,
         )
-    loaded: Loaded = await _blocking(
-        direct, load, checkpointer, engine.state, thread_id, checkpoint_id
+    if direct:
+        return load(checkpointer, engine.state, thread_id, checkpoint_id, head=head, cache=cache)
+    return await asyncio.to_thread(
+        load, checkpointer, engine.state, thread_id, checkpoint_id, head=head, cache=cache
     )
-    return loaded
 
 
 def _unanswered_tool_calls(engine: Engine, values: dict[str, Any]) -> dict[str, list[Any]]:
@@ -135,6 +140,7 @@ async def prepare_run(
     checkpointer: BaseCheckpointer | None,
     input: Any,
     options: RunOptions,
+    cache: ThreadCache | None = None,
 ) -> Run:
     """A run ready for the loop: state loaded or fresh, input applied, first tasks planned."""
     state = engine.state
@@ -149,6 +155,7 @@ async def prepare_run(
         inline_sync=options.inline_sync,
         interrupt_before=options.interrupt_before,
         interrupt_after=options.interrupt_after,
+        stop=options.stop,
     )
     resuming = input is None or (isinstance(input, Command) and input.has_resume)
     if checkpointer is None:
@@ -168,7 +175,7 @@ async def prepare_run(
         )
     direct = options.inline_sync or getattr(checkpointer, "is_nonblocking", False)
     loaded = await loaded_checkpoint(
-        engine, checkpointer, options.thread_id, options.checkpoint_id, direct=direct
+        engine, checkpointer, options.thread_id, options.checkpoint_id, direct=direct, cache=cache
     )
     if loaded is None:
         head = await _blocking(direct, checkpointer.head, options.thread_id)
@@ -178,7 +185,9 @@ async def prepare_run(
         run.values = loaded.values
         run.step = loaded.record.step
         run.join_seen = loaded.joins
-    run.saver = Saver(checkpointer, state, cursor, run_id=uuid.uuid4().hex, direct=direct)
+    run.saver = Saver(
+        checkpointer, state, cursor, run_id=uuid.uuid4().hex, direct=direct, cache=cache
+    )
     if resuming:
         if loaded is None:
             raise InvalidUpdateError(
