@@ -193,7 +193,15 @@ class CompiledGraph:
                 loop.call_soon_threadsafe(queue.put_nowait, part)
 
         stop = options.stop or threading.Event()
-        options = replace(options, sink=sink, modes=_modes(mode), stop=stop)
+        drained = asyncio.Event()
+
+        async def caught_up() -> None:
+            # a step starts only once the reader has taken every earlier part
+            while not queue.empty():
+                drained.clear()
+                await drained.wait()
+
+        options = replace(options, sink=sink, modes=_modes(mode), stop=stop, caught_up=caught_up)
 
         async def run() -> None:
             prepared = await prepare_run(
@@ -205,6 +213,8 @@ class CompiledGraph:
         runner.add_done_callback(lambda _: queue.put_nowait(_DONE))
         try:
             while (part := await queue.get()) is not _DONE:
+                if queue.empty():
+                    drained.set()
                 yield part
             await runner
         finally:
@@ -397,13 +407,13 @@ class CompiledGraph:
         merge: appended lists are not doubled, messages merge by id.
         """
         engine = self.engine
-        shared = [key for key in engine.state.reducers if key in parent.reducers]
 
         async def subgraph(state: Any) -> SubgraphWrites:
             outer = state.__dict__ if isinstance(state, BaseModel) else state
             scope = current_task.get()
             values = engine.state.defaults()
-            values.update({key: outer[key] for key in shared if key in outer})
+            # the parent's state (shared fields), or a Send's argument (any child field)
+            values.update({k: v for k, v in outer.items() if k in engine.state.reducers})
             emit = scope.emit if scope is not None else None
             run = Run(
                 values=values,

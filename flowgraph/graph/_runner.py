@@ -13,7 +13,7 @@ import asyncio
 import inspect
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -76,6 +76,8 @@ class Run:
     """What paused the run, if it paused."""
     stop: threading.Event | None = None
     """Set by a stream's reader that stopped reading: start no further step."""
+    caught_up: Callable[[], Awaitable[None]] | None = None
+    """Waits until a stream's reader has taken the parts so far (backpressure)."""
     write_log: list[tuple[str, Any]] | None = None
     """When set, every merged write is also recorded here (subgraphs report them up)."""
 
@@ -293,13 +295,16 @@ async def start_tasks(engine: Engine, run: Run, source: str) -> None:
 async def run_loop(engine: Engine, run: Run) -> None:
     """Run supersteps until no task is left or the run pauses; `run.values` is the state."""
     while run.tasks:
+        if run.caught_up is not None:
+            await run.caught_up()
         if run.stop is not None and run.stop.is_set():
             return
         if run.steps_taken >= run.recursion_limit:
             names = ", ".join(sorted({t.node for t in run.tasks}))
             raise GraphRecursionError(
-                f"Recursion limit of {run.recursion_limit} steps reached without reaching END "
-                f"(next nodes: {names}). If the graph loops on purpose, pass a larger "
+                f"Recursion limit of {run.recursion_limit} steps reached without reaching END: "
+                f"{run.steps_taken} steps ran, next nodes: {names}. If the graph loops on "
+                "purpose, pass a larger "
                 "recursion_limit to invoke(); otherwise check the condition that should "
                 "route to END.",
                 limit=run.recursion_limit,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ class RunOptions:
     interrupt_before: frozenset[str] = frozenset()
     interrupt_after: frozenset[str] = frozenset()
     stop: threading.Event | None = None
+    caught_up: Callable[[], Awaitable[None]] | None = None
 
 
 def _usage_for(budget: Budget | None) -> RunUsage:
@@ -156,6 +157,7 @@ async def prepare_run(
         interrupt_before=options.interrupt_before,
         interrupt_after=options.interrupt_after,
         stop=options.stop,
+        caught_up=options.caught_up,
     )
     resuming = input is None or (isinstance(input, Command) and input.has_resume)
     if checkpointer is None:

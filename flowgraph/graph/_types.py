@@ -92,6 +92,11 @@ def _is_transient(exc: BaseException) -> bool:
     return False
 
 
+def _retry_after(exc: BaseException | None) -> float | None:
+    value = getattr(exc, "retry_after", None)
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
 RetryOn = type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]
 
 
@@ -111,25 +116,39 @@ class RetryPolicy:
     max_interval: float = 30.0
     jitter: bool = True
     retry_on: RetryOn = _is_transient
+    max_retry_after: float = 60.0
+    """A server asking to wait longer than this (Retry-After) is not retried: the error
+    is raised, and the thread stays resumable from its last step."""
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("RetryPolicy.max_attempts must be at least 1")
 
     def should_retry(self, exc: BaseException) -> bool:
+        """True when `exc` is one to retry and any Retry-After it carries is short enough."""
+        retry_after = _retry_after(exc)
+        if retry_after is not None and retry_after > self.max_retry_after:
+            return False
         retry_on = self.retry_on
         if isinstance(retry_on, type) or isinstance(retry_on, tuple):
             return isinstance(exc, retry_on)
         return bool(retry_on(exc))
 
     def delay(self, attempt: int, exc: BaseException | None = None) -> float:
-        """Seconds to wait before attempt `attempt + 1` (attempt counts from 1)."""
+        """Seconds to wait before attempt `attempt + 1` (attempt counts from 1).
+
+        Exponential backoff capped at `max_interval`, with up to 25% jitter
+        (still within the cap); a provider's Retry-After (the exception's
+        `retry_after`) is honoured in full, since retrying sooner only
+        earns another refusal. `should_retry` refuses waits longer than
+        `max_retry_after`.
+        """
         wait = min(self.max_interval, self.initial_interval * self.backoff ** (attempt - 1))
         if self.jitter:
-            wait *= 1 + random.random() * 0.25
-        retry_after = getattr(exc, "retry_after", None)
-        if isinstance(retry_after, (int, float)) and retry_after > wait:
-            wait = min(float(retry_after), max(self.max_interval, float(retry_after)))
+            wait = min(self.max_interval, wait * (1 + random.random() * 0.25))
+        retry_after = _retry_after(exc)
+        if retry_after is not None and retry_after > wait:
+            wait = retry_after
         return wait
 
 

@@ -1,0 +1,350 @@
+"""stream/astream: the contents and order of each mode (DESIGN §3, §9; issue 3 item 8)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import operator
+import threading
+from typing import Annotated, Any
+
+import pytest
+from pydantic import Field
+
+from flowgraph import END, START, AIMessage, MessagesState, StateGraph, StreamPart
+from flowgraph._context import emit
+
+TIMEOUT = 5.0
+
+
+class State(MessagesState):
+    trail: Annotated[list[str], operator.add] = Field(default_factory=list)
+    count: int = 0
+
+
+def mark(name: str) -> Any:
+    def node(state: State) -> dict[str, Any]:
+        return {"trail": [name], "count": state.count + 1}
+
+    return node
+
+
+def diamond() -> Any:
+    """START -> a -> (b, c) -> END: two steps, the second with two tasks."""
+    g = StateGraph(State)
+    for name in ("a", "b", "c"):
+        g.add_node(name, mark(name))
+    g.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c")
+    g.add_edge("b", END).add_edge("c", END)
+    return g.compile()
+
+
+def chain(nodes: dict[str, Any]) -> Any:
+    g = StateGraph(State)
+    names = list(nodes)
+    for name, fn in nodes.items():
+        g.add_node(name, fn)
+    g.add_edge(START, names[0])
+    for a, b in itertools.pairwise(names):
+        g.add_edge(a, b)
+    g.add_edge(names[-1], END)
+    return g.compile()
+
+
+async def collect(stream: Any) -> list[StreamPart]:
+    return [part async for part in stream]
+
+
+# ------------------------------------------------------------------ updates / values
+
+
+def test_updates_mode_yields_each_nodes_update_in_step_order() -> None:
+    parts = list(diamond().stream({}, mode="updates"))
+    assert all(isinstance(p, StreamPart) and p.mode == "updates" for p in parts)
+    assert [(p.step, p.node, p.data) for p in parts] == [
+        (1, "a", {"trail": ["a"], "count": 1}),
+        (2, "b", {"trail": ["b"], "count": 2}),
+        (2, "c", {"trail": ["c"], "count": 2}),
+    ]
+
+
+def test_updates_is_the_default_mode() -> None:
+    assert {p.mode for p in diamond().stream({})} == {"updates"}
+
+
+def test_node_returning_none_streams_an_empty_update() -> None:
+    parts = list(chain({"quiet": lambda s: None}).stream({}))
+    assert [(p.node, p.data) for p in parts] == [("quiet", {})]
+
+
+def test_values_mode_yields_input_then_state_after_each_step() -> None:
+    parts = list(diamond().stream({"count": 10}, mode="values"))
+    assert [p.step for p in parts] == [0, 1, 2]
+    assert all(type(p.data) is State and p.node is None for p in parts)
+    assert [(p.data.trail, p.data.count) for p in parts] == [
+        ([], 10),
+        (["a"], 11),
+        (["a", "b", "c"], 12),
+    ]
+
+
+def test_astream_matches_stream() -> None:
+    sync = [(p.mode, p.step, p.node) for p in diamond().stream({}, mode=["updates", "values"])]
+    parts = asyncio.run(collect(diamond().astream({}, mode=["updates", "values"])))
+    assert [(p.mode, p.step, p.node) for p in parts] == sync
+
+
+def test_several_modes_at_once_interleave_by_step() -> None:
+    parts = list(diamond().stream({}, mode=["updates", "values"]))
+    assert [(p.mode, p.step, p.node) for p in parts] == [
+        ("values", 0, None),
+        ("updates", 1, "a"),
+        ("values", 1, None),
+        ("updates", 2, "b"),
+        ("updates", 2, "c"),
+        ("values", 2, None),
+    ]
+
+
+def test_unknown_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="mode"):
+        list(diamond().stream({}, mode="tokens"))  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ events
+
+
+def test_events_mode_reports_start_and_end_with_duration() -> None:
+    parts = list(diamond().stream({}, mode="events"))
+    events = [(p.step, p.node, p.data["event"]) for p in parts]
+    assert events[:2] == [(1, "a", "start"), (1, "a", "end")]
+    assert sorted(events[2:]) == [
+        (2, "b", "end"),
+        (2, "b", "start"),
+        (2, "c", "end"),
+        (2, "c", "start"),
+    ]
+    for node in ("b", "c"):
+        assert events.index((2, node, "start")) < events.index((2, node, "end"))
+    ends = [p.data for p in parts if p.data["event"] == "end"]
+    assert all(isinstance(e["duration"], float) and e["duration"] >= 0 for e in ends)
+
+
+def test_events_mode_reports_an_error_with_its_text() -> None:
+    def broken(state: State) -> None:
+        raise RuntimeError("the disk is on fire")
+
+    parts: list[StreamPart] = []
+    with pytest.raises(RuntimeError, match="on fire"):
+        for part in chain({"a": mark("a"), "broken": broken}).stream({}, mode="events"):
+            parts.append(part)
+    assert [(p.node, p.data["event"]) for p in parts] == [
+        ("a", "start"),
+        ("a", "end"),
+        ("broken", "start"),
+        ("broken", "error"),
+    ]
+    error = parts[-1].data
+    assert "RuntimeError" in error["error"] and "the disk is on fire" in error["error"]
+    assert error["duration"] >= 0
+
+
+# ------------------------------------------------------------------ messages
+
+
+async def async_model(state: State) -> dict[str, Any]:
+    for token in ("Hel", "lo"):
+        emit("messages", token)
+        await asyncio.sleep(0)
+    return {"messages": [AIMessage("Hello")]}
+
+
+def sync_model(name: str) -> Any:
+    def model(state: State) -> dict[str, Any]:
+        for token in (f"{name}-1", f"{name}-2", f"{name}-3"):
+            emit("messages", token)
+        return {"messages": [AIMessage(name)]}
+
+    return model
+
+
+def test_messages_from_an_async_node_arrive_tagged_in_order() -> None:
+    parts = list(chain({"model": async_model}).stream({}, mode="messages"))
+    assert [(p.mode, p.step, p.node, p.data) for p in parts] == [
+        ("messages", 1, "model", "Hel"),
+        ("messages", 1, "model", "lo"),
+    ]
+
+
+def test_messages_from_sync_nodes_in_worker_threads_arrive_before_the_steps_updates() -> None:
+    g = StateGraph(State)
+    g.add_node("first", mark("first"))
+    g.add_node("x", sync_model("x"))
+    g.add_node("y", sync_model("y"))
+    g.add_edge(START, "first").add_edge("first", "x").add_edge("first", "y")
+    g.add_edge("x", END).add_edge("y", END)
+    app = g.compile()
+    for parts in (
+        list(app.stream({}, mode=["messages", "updates"])),
+        asyncio.run(collect(app.astream({}, mode=["messages", "updates"]))),
+    ):
+        step2 = [p for p in parts if p.step == 2]
+        tokens = [(p.node, p.data) for p in step2 if p.mode == "messages"]
+        for name in ("x", "y"):  # each node's tokens in order
+            assert [t for n, t in tokens if n == name] == [f"{name}-1", f"{name}-2", f"{name}-3"]
+        first_update = next(i for i, p in enumerate(step2) if p.mode == "updates")
+        assert all(p.mode == "messages" for p in step2[:first_update])
+        assert len(tokens) == 6
+        assert [p.node for p in step2[first_update:]] == ["x", "y"]
+        assert [p.mode for p in parts if p.step == 1] == ["updates"]
+
+
+def test_messages_only_reach_the_stream_when_asked_for() -> None:
+    parts = list(chain({"model": async_model}).stream({}, mode="updates"))
+    assert [p.mode for p in parts] == ["updates"]
+    assert chain({"model": async_model}).invoke({}).messages[0].text == "Hello"
+
+
+def test_tokens_from_a_sync_node_arrive_while_it_runs_under_astream() -> None:
+    seen = threading.Event()
+
+    def model(state: State) -> dict[str, Any]:
+        emit("messages", "first token")
+        arrived = seen.wait(TIMEOUT)  # the caller has the token before the node returns
+        return {"messages": [AIMessage("in time" if arrived else "too late")]}
+
+    async def main() -> str:
+        text = ""
+        async for part in chain({"model": model}).astream({}, mode=["messages", "updates"]):
+            if part.mode == "messages":
+                seen.set()
+            else:
+                text = part.data["messages"][0].text
+        return text
+
+    assert asyncio.run(main()) == "in time"
+
+
+def test_tokens_from_a_sync_node_arrive_while_it_runs_under_stream() -> None:
+    seen = threading.Event()
+
+    def model(state: State) -> dict[str, Any]:
+        emit("messages", "first token")
+        arrived = seen.wait(TIMEOUT)
+        return {"messages": [AIMessage("in time" if arrived else "too late")]}
+
+    text = ""
+    for part in chain({"model": model}).stream({}, mode=["messages", "updates"]):
+        if part.mode == "messages":
+            seen.set()
+        else:
+            text = part.data["messages"][0].text
+    assert text == "in time"
+
+
+# ------------------------------------------------------------------ stopping and errors
+
+
+def recorder(ran: list[str], name: str, *, is_async: bool) -> Any:
+    if is_async:
+
+        async def anode(state: State) -> dict[str, Any]:
+            ran.append(name)
+            await asyncio.sleep(0.001)
+            return {"trail": [name]}
+
+        return anode
+
+    def node(state: State) -> dict[str, Any]:
+        ran.append(name)
+        return {"trail": [name]}
+
+    return node
+
+
+def test_breaking_out_of_stream_stops_the_run_async_nodes() -> None:
+    ran: list[str] = []
+    app = chain({n: recorder(ran, n, is_async=True) for n in ("a", "b", "c", "d")})
+    for part in app.stream({}):
+        assert part.node == "a"
+        break
+    assert "c" not in ran and "d" not in ran
+
+
+def test_closing_astream_stops_the_run() -> None:
+    ran: list[str] = []
+    app = chain(
+        {
+            n: recorder(ran, n, is_async=is_async)
+            for n, is_async in (("a", True), ("b", True), ("c", False), ("d", False))
+        }
+    )
+
+    async def main() -> None:
+        stream = app.astream({})
+        async for part in stream:
+            assert part.node == "a"
+            break
+        await stream.aclose()  # type: ignore[attr-defined]
+        await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+    assert "c" not in ran and "d" not in ran
+
+
+def test_breaking_out_of_stream_stops_the_run_sync_nodes() -> None:
+    ran: list[str] = []
+    names = ("a", "b", "c", "d", "e", "f", "g", "h")
+    app = chain({n: recorder(ran, n, is_async=False) for n in names})
+    for part in app.stream({}):
+        assert part.node == "a"
+        break
+    assert "h" not in ran  # the run stopped (it may have run a step or two ahead)
+
+
+def test_no_step_starts_after_the_reader_stopped() -> None:
+    ran: list[str] = []
+    release = threading.Event()
+    b_finished = threading.Event()
+
+    def b(state: State) -> dict[str, Any]:
+        ran.append("b")
+        release.wait(TIMEOUT)  # still running when the reader stops
+        b_finished.set()
+        return {"trail": ["b"]}
+
+    app = chain(
+        {"a": recorder(ran, "a", is_async=False), "b": b, "c": recorder(ran, "c", is_async=False)}
+    )
+    for part in app.stream({}):
+        assert part.node == "a"
+        break
+    release.set()
+    if "b" in ran:
+        assert b_finished.wait(TIMEOUT)
+    assert "c" not in ran
+
+
+def test_exceptions_propagate_out_of_stream_and_astream() -> None:
+    def broken(state: State) -> None:
+        raise KeyError("missing")
+
+    app = chain({"a": mark("a"), "broken": broken})
+    received: list[str | None] = []
+    with pytest.raises(KeyError) as info:
+        for part in app.stream({}):
+            received.append(part.node)
+    assert received == ["a"]
+    assert any("'broken'" in note for note in info.value.__notes__)
+
+    async def main() -> None:
+        async for _ in app.astream({}):
+            pass
+
+    with pytest.raises(KeyError):
+        asyncio.run(main())
+
+
+def test_invalid_input_raises_from_stream() -> None:
+    with pytest.raises(ValueError):
+        list(diamond().stream({"count": "many"}))
