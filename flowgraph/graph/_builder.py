@@ -208,6 +208,8 @@ class StateGraph:
             )
         mapping: Mapping[Hashable, str] | None
         if path_map is None:
+            path_map = getattr(path, "destinations", None)  # e.g. a Router names its routes
+        if path_map is None:
             mapping = None
             targets = _literal_targets(path)
             labels: Sequence[tuple[str, str]] = [(t, t) for t in targets or ()]

@@ -169,19 +169,19 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             attempt += 1
             arg = engine.state.view(run.values) if task.arg is MISSING else task.arg
             scope.interrupts_seen = 0
+            # every attempt numbers its messages from the start: a retry re-emits the same ids
+            ids = message_id_factory.set(deterministic_id_factory(run.scope, step, task.index))
             try:
                 out = await _call(spec.fn, arg, is_async=spec.is_async, inline=inline)
-                ids = message_id_factory.set(deterministic_id_factory(run.scope, step, task.index))
-                try:
-                    result = _result(engine, task, out)
-                finally:
-                    message_id_factory.reset(ids)
+                result = _result(engine, task, out)
                 break
             except Exception as exc:
                 policy = spec.retry
                 if policy is None or attempt >= policy.max_attempts or not policy.should_retry(exc):
                     raise
                 await asyncio.sleep(policy.delay(attempt, exc))
+            finally:
+                message_id_factory.reset(ids)
     except Exception as exc:
         exc.add_note(f"(in node '{task.node}', step {step}, attempt {attempt})")
         if events:

@@ -214,7 +214,9 @@ def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
         for i, p in pending.items()
         if p.writes is not None
     }
-    run.skip_breakpoint = any(p.breakpoint for p in pending.values())
+    # Resuming is the caller's word to go on: a pause before these nodes is not taken
+    # again (also when update_state wrote a new checkpoint in between).
+    run.skip_breakpoint = True
     paused = {i: p for i, p in pending.items() if p.interrupt is not None}
     run.resumes = {i: list(p.resumes) for i, p in paused.items()}
     if input is None:

@@ -1,0 +1,247 @@
+"""ToolNode: answer every tool call of the last AIMessage, concurrently, in call order.
+
+Each call gets exactly one ToolMessage with its `tool_call_id`. What goes
+wrong -- an unknown tool, arguments that fail validation, an exception, a
+timeout, arguments the model sent as broken JSON -- becomes a
+`status="error"` message written for the model to read and correct, or,
+with `handle_errors=False`, a `ToolError`.
+
+A call that already has a ToolMessage after its AIMessage is not run
+again: when a step is retried or resumed, or a person answered a call with
+`update_state`, only the unanswered calls execute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from flowgraph._context import charge_tool_calls
+from flowgraph.errors import BudgetExceededError, ToolError
+from flowgraph.graph._bridge import run_sync
+from flowgraph.messages import (
+    AIMessage,
+    AnyMessage,
+    AudioPart,
+    FilePart,
+    ImagePart,
+    InvalidToolCall,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    VideoPart,
+)
+from flowgraph.nodes._state import messages_of
+from flowgraph.tools import Tool
+
+__all__ = ["ErrorHandler", "ToolNode", "pending_tool_calls"]
+
+ErrorHandler = bool | str | Callable[[Exception], str]
+"""True: the exception's type and text go to the model; a string: that text;
+a function: its text for the exception; False: raise ToolError instead."""
+
+_CONTENT_PARTS = (TextPart, ImagePart, AudioPart, VideoPart, FilePart)
+
+
+class _Failure(Exception):
+    """A call that could not be answered normally: `text` is what the model reads."""
+
+    def __init__(self, text: str, cause: BaseException | None = None) -> None:
+        super().__init__(text)
+        self.text = text
+        self.cause = cause
+
+
+def _last_ai_message(messages: Sequence[AnyMessage]) -> tuple[int, AIMessage] | None:
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AIMessage):
+            return index, message
+    return None
+
+
+def pending_tool_calls(
+    messages: Sequence[AnyMessage],
+) -> tuple[AIMessage | None, list[ToolCall | InvalidToolCall]]:
+    """The last AIMessage and its calls that no ToolMessage after it answers yet, in order.
+
+    Only ToolMessages *after* that AIMessage count: some providers reuse
+    call ids across turns ("call_0"), so an answer from an earlier turn must
+    not silence a new call. Invalid calls come after the valid ones; those
+    without an id or name cannot be answered and are left out (converters
+    do not send them to the provider either).
+    """
+    found = _last_ai_message(messages)
+    if found is None:
+        return None, []
+    index, message = found
+    answered = {m.tool_call_id for m in messages[index + 1 :] if isinstance(m, ToolMessage)}
+    calls: list[ToolCall | InvalidToolCall] = [
+        call for call in message.tool_calls if call.id not in answered
+    ]
+    calls.extend(
+        call
+        for call in message.invalid_tool_calls
+        if call.id is not None and call.name is not None and call.id not in answered
+    )
+    return message, calls
+
+
+def _as_content(result: Any) -> str | list[Any]:
+    """What the model reads: a string as is, content parts as parts, anything else as JSON."""
+    if isinstance(result, str):
+        return result
+    if (
+        isinstance(result, list)
+        and result
+        and all(isinstance(part, _CONTENT_PARTS) for part in result)
+    ):
+        return result
+    return json.dumps(to_jsonable_python(result, fallback=str), ensure_ascii=False)
+
+
+class ToolNode:
+    """A graph node that runs the tool calls of the last AIMessage.
+
+    `ToolNode([get_weather, search])`: plain functions are wrapped with
+    `tool()`. Calls run concurrently (sync tools in worker threads); the
+    result keeps call order. `timeout` bounds each call, in seconds (a sync
+    tool's thread cannot be stopped and finishes in the background; its
+    result is discarded). Before anything runs, the calls are charged to
+    the run's `Budget(max_tool_calls=...)`.
+    """
+
+    node_kind = "tool"
+
+    def __init__(
+        self,
+        tools: Sequence[Tool | Callable[..., Any]],
+        *,
+        handle_errors: ErrorHandler = True,
+        timeout: float | None = None,
+        messages_key: str = "messages",
+    ) -> None:
+        self.tools: dict[str, Tool] = {}
+        for item in tools:
+            wrapped = item if isinstance(item, Tool) else Tool(item)
+            if wrapped.name in self.tools:
+                raise ValueError(
+                    f"Two tools are named '{wrapped.name}'; tool names must be unique "
+                    "(rename one with @tool('other_name'))"
+                )
+            self.tools[wrapped.name] = wrapped
+        if timeout is not None and timeout <= 0:
+            raise ValueError(
+                f"ToolNode timeout must be a positive number of seconds, not {timeout}"
+            )
+        self.handle_errors = handle_errors
+        self.timeout = timeout
+        self.messages_key = messages_key
+
+    def __repr__(self) -> str:
+        return f"ToolNode([{', '.join(self.tools)}])"
+
+    # -- running --------------------------------------------------------------
+
+    async def __call__(self, state: Any) -> dict[str, list[ToolMessage]]:
+        """Answer the pending calls: `{"messages": [ToolMessage, ...]}` in call order."""
+        messages = messages_of(state, self.messages_key, who="ToolNode")
+        message, calls = pending_tool_calls(messages)
+        if message is None:
+            raise ValueError(
+                f"ToolNode found no AIMessage in state field '{self.messages_key}'; it answers "
+                "the tool calls of the last AIMessage, so route to it after a model node "
+                "(add_conditional_edges('agent', tools_condition))"
+            )
+        if not calls:
+            return {self.messages_key: []}
+        charge_tool_calls(len(calls))
+        outcomes = await asyncio.gather(
+            *(self._answer(call, state) for call in calls), return_exceptions=True
+        )
+        answers: list[ToolMessage] = []
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            answers.append(outcome)
+        return {self.messages_key: answers}
+
+    async def ainvoke(self, state: Any) -> dict[str, list[ToolMessage]]:
+        """The node, called from async code (the same as awaiting the node itself)."""
+        return await self(state)
+
+    def invoke(self, state: Any) -> dict[str, list[ToolMessage]]:
+        """The node, called from sync code outside a graph."""
+        return run_sync(self(state))
+
+    async def _answer(self, call: ToolCall | InvalidToolCall, state: Any) -> ToolMessage:
+        call_id = call.id or ""
+        name = call.name or ""
+        try:
+            if isinstance(call, InvalidToolCall):
+                raise _Failure(
+                    f"Error: the arguments of your call to `{name}` are not valid JSON "
+                    f"({call.error or 'could not parse'}). Call `{name}` again with a JSON "
+                    "object of arguments."
+                )
+            message = await self._run(call, state)
+        except _Failure as failure:
+            if self.handle_errors is False:
+                raise ToolError(failure.text, tool_name=name, tool_call_id=call_id) from (
+                    failure.cause
+                )
+            return ToolMessage(
+                content=failure.text, tool_call_id=call_id, name=name, status="error"
+            )
+        return message
+
+    async def _run(self, call: ToolCall, state: Any) -> ToolMessage:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            available = ", ".join(sorted(self.tools)) or "none"
+            raise _Failure(f"`{call.name}` is not a tool; available: {available}")
+        try:
+            kwargs = tool.parse_args(call.args)
+        except ToolError as exc:
+            raise _Failure(str(exc), exc) from None
+        deadline = asyncio.timeout(self.timeout)
+        try:
+            async with deadline:
+                result = await tool.arun_validated(kwargs, state=state, tool_call_id=call.id)
+        except BudgetExceededError:
+            raise  # the run stops: a tool's own model calls used up the budget
+        except TimeoutError as exc:
+            if not deadline.expired():  # the tool's own TimeoutError, not our deadline
+                raise _Failure(self._error_text(call.name, exc), exc) from None
+            raise _Failure(
+                f"Error: tool `{call.name}` did not finish within {self.timeout:g} s. "
+                "Try again, perhaps with a smaller request.",
+                exc,
+            ) from None
+        except Exception as exc:
+            raise _Failure(self._error_text(call.name, exc), exc) from None
+        return self._message(tool, call, result)
+
+    def _error_text(self, name: str, exc: Exception) -> str:
+        handler = self.handle_errors
+        if isinstance(handler, str):
+            return handler
+        if callable(handler):
+            return handler(exc)
+        return f"Error: tool `{name}` raised {type(exc).__name__}: {exc}"
+
+    def _message(self, tool: Tool, call: ToolCall, result: Any) -> ToolMessage:
+        if isinstance(result, ToolMessage):
+            return result.model_copy(
+                update={"tool_call_id": call.id, "name": result.name or call.name}
+            )
+        artifact = None
+        if tool.response_format == "content_and_artifact":
+            result, artifact = result
+        return ToolMessage(
+            content=_as_content(result), tool_call_id=call.id, name=call.name, artifact=artifact
+        )
