@@ -22,6 +22,7 @@ __all__ = [
     "charge_tool_calls",
     "current_task",
     "emit",
+    "listening",
     "message_id_factory",
     "record_tokens",
 ]
@@ -105,6 +106,8 @@ class TaskScope:
     """The thread (or run) the task belongs to; message ids derive from it."""
     emit: Callable[[str, Any], None] | None = None
     """Streams (mode, data) to the caller; None when nobody listens."""
+    modes: frozenset[str] = frozenset()
+    """The stream modes the caller asked for."""
     resume_values: list[Any] = field(default_factory=list)
     """Values given with Command(resume=...) for this task's interrupts, in order."""
     interrupts_seen: int = 0
@@ -133,6 +136,12 @@ def charge_tool_calls(count: int) -> None:
     scope = current_task.get()
     if scope is not None:
         scope.usage.charge_tool_calls(count)
+
+
+def listening(mode: str) -> bool:
+    """True inside a run whose caller streams `mode` (e.g. "messages": stream tokens)."""
+    scope = current_task.get()
+    return scope is not None and scope.emit is not None and mode in scope.modes
 
 
 def emit(mode: str, data: Any) -> None:

@@ -425,7 +425,7 @@ class CompiledGraph:
                 ),
                 usage=scope.usage if scope is not None else RunUsage(),
                 sink=(lambda part: emit(part.mode, part.data)) if emit is not None else None,
-                modes=frozenset({"messages"}),
+                modes=scope.modes & {"messages"} if scope is not None else frozenset(),
                 write_log=[],
             )
             await start_tasks(engine, run, START)

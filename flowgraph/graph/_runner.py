@@ -154,7 +154,7 @@ async def _call(fn: Callable[..., Any], arg: Any, *, is_async: bool, inline: boo
 async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
     scope = TaskScope(
-        task.node, step, task.index, run.usage, run.scope, run.emitter(task.node, step)
+        task.node, step, task.index, run.usage, run.scope, run.emitter(task.node, step), run.modes
     )
     if run.resumes:
         scope.resume_values = run.resumes.get(task.index, [])

@@ -9,12 +9,17 @@ from flowgraph.nodes._trim import (
     tiktoken_counter,
     trim_messages,
 )
+from flowgraph.nodes.agent import Agent, create_react_agent
+from flowgraph.nodes.model import Memory, ModelNode, mend_tool_calls
 from flowgraph.tools import InjectedState, InjectedToolCallId, Tool, tool
 
 __all__ = [
+    "Agent",
     "ErrorHandler",
     "InjectedState",
     "InjectedToolCallId",
+    "Memory",
+    "ModelNode",
     "ModelRouter",
     "PersonaSwitch",
     "Router",
@@ -22,6 +27,8 @@ __all__ = [
     "Tool",
     "ToolNode",
     "count_tokens_approximately",
+    "create_react_agent",
+    "mend_tool_calls",
     "pending_tool_calls",
     "tiktoken_counter",
     "tool",
