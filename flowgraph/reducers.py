@@ -8,7 +8,7 @@ deterministic ids) changes nothing the second time.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from flowgraph._ids import new_message_id
 from flowgraph.errors import InvalidMessageError
@@ -93,7 +93,7 @@ def _positions_of(messages: object) -> dict[str, int] | None:
         return None
     if len(positions) != len(messages) or None in positions:
         return None
-    return positions  # type: ignore[return-value]  # None was ruled out just above
+    return positions
 
 
 def _merge(merged: list[Any], positions: dict[str, int], updates: Sequence[Any]) -> bool:
@@ -170,7 +170,7 @@ def add_messages(left: Sequence[Any] | Any, right: Sequence[Any] | Any) -> list[
         if left and _merge(merged, positions, coerce_messages(left)):
             merged, positions = _compacted(merged)
     else:
-        merged = left[:]  # a plain list: its appends and stores stay C calls
+        merged = list.copy(cast("list[Any]", left))  # plain: appends and stores stay C calls
     if isinstance(right, list):
         updates = right
     elif isinstance(right, tuple) and not (len(right) == 2 and isinstance(right[0], str)):

@@ -69,7 +69,7 @@ def _literal_targets(path: Callable[..., Any]) -> tuple[str, ...] | None:
         return None
     if hint is None:
         return None
-    options = []
+    options: list[str] = []
     for part in get_args(hint) if get_origin(hint) is Union else (hint,):
         if get_origin(part) is Literal:
             options.extend(str(a) for a in get_args(part))
@@ -249,7 +249,7 @@ class StateGraph:
             interrupt_before=tuple(interrupt_before),
             interrupt_after=tuple(interrupt_after),
             budget=budget,
-            name=name or getattr(self.schema, "__name__", "graph"),
+            name=name or str(getattr(self.schema, "__name__", "graph")),
         )
 
     # -- read by validation and the plan ---------------------------------------

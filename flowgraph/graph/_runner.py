@@ -128,7 +128,7 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
             writes = list(engine.state.check_update(node, out.update).items())
         return TaskResult(task, writes, out.goto_targets())
     if isinstance(out, SubgraphWrites):
-        checked = []
+        checked: list[tuple[str, Any]] = []
         for key, value in out:
             checked.extend(engine.state.check_update(node, {key: value}).items())
         return TaskResult(task, checked)

@@ -85,7 +85,7 @@ class StateAdapter:
             return dict(values)
         if self._has_private:
             return self.schema.model_construct(**values)
-        state = self.schema.__new__(self.schema)
+        state = object.__new__(self.schema)
         object.__setattr__(state, "__dict__", dict(values))
         object.__setattr__(state, "__pydantic_fields_set__", set(values))
         object.__setattr__(state, "__pydantic_extra__", None)

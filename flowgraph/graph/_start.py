@@ -128,7 +128,10 @@ def _unanswered_tool_calls(engine: Engine, values: dict[str, Any]) -> dict[str, 
                 if missing:
                     patches[key] = [
                         ToolMessage(
-                            CANCELLED_TOOL_CALL, tool_call_id=c.id, name=c.name, status="error"
+                            content=CANCELLED_TOOL_CALL,
+                            tool_call_id=c.id,
+                            name=c.name,
+                            status="error",
                         )
                         for c in missing
                     ]

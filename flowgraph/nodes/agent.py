@@ -8,7 +8,7 @@ agent  --(no tool calls)--> END
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowgraph.checkpoint.base import BaseCheckpointer
@@ -21,13 +21,14 @@ from flowgraph.nodes._tool_node import ToolNode
 from flowgraph.nodes.model import Memory, ModelNode
 from flowgraph.prompts import SystemPromptTemplate
 from flowgraph.state import MessagesState
+from flowgraph.tools import Tool
 
 __all__ = ["Agent", "create_react_agent"]
 
 
 def create_react_agent(
     model: ChatModel,
-    tools: Sequence[object] = (),
+    tools: Sequence[Tool | Callable[..., Any]] = (),
     *,
     system: str | SystemPromptTemplate | None = None,
     checkpointer: BaseCheckpointer | None = None,
@@ -66,7 +67,7 @@ class Agent:
     def __init__(
         self,
         model: ChatModel,
-        tools: Sequence[object] = (),
+        tools: Sequence[Tool | Callable[..., Any]] = (),
         *,
         system: str | SystemPromptTemplate | None = None,
         checkpointer: BaseCheckpointer | None = None,

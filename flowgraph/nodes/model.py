@@ -47,7 +47,9 @@ def mend_tool_calls(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
 
     def close_open_calls() -> None:
         mended.extend(
-            ToolMessage(MISSING_TOOL_RESULT, tool_call_id=call_id, name=name, status="error")
+            ToolMessage(
+                content=MISSING_TOOL_RESULT, tool_call_id=call_id, name=name, status="error"
+            )
             for call_id, name in open_calls
         )
         open_calls.clear()
