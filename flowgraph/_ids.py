@@ -8,6 +8,7 @@ factory derived from (thread, step, node, task, position) for each write.
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from collections.abc import Callable
 from itertools import count
@@ -39,7 +40,7 @@ def scope_key(*scope: object) -> str:
 
 def random_scope_key() -> str:
     """A key for a run with no history to continue: unique, so ids never collide."""
-    return uuid.uuid4().hex[:16]
+    return os.urandom(8).hex()
 
 
 def deterministic_id_factory(key: str, step: int, task: int) -> Callable[[], str]:

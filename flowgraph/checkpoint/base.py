@@ -221,9 +221,10 @@ class BaseCheckpointer(ABC):
     def prune(self, thread_id: str, keep_last: int) -> int:
         """Drop all but the newest `keep_last` checkpoints of the head's branch.
 
-        The oldest kept checkpoint becomes a snapshot first, so every kept
-        checkpoint still rebuilds exactly; messages no kept record needs are
-        deleted. Returns the number of records removed.
+        The records the kept ones replay from (back to their snapshot) stay
+        too, so every kept checkpoint still rebuilds exactly; other branches
+        go. Messages stay until the thread is deleted (a backend cannot see
+        which ones the kept records use). Returns the number of records removed.
         """
 
     def compact(self) -> None:  # noqa: B027 - optional: most stores have nothing to do

@@ -104,7 +104,8 @@ class MemoryCheckpointer(BaseCheckpointer):
         return records if limit is None else records[:limit]
 
     def threads(self) -> list[str]:
-        return sorted(t for t, thread in self._threads.items() if thread.records)
+        with self._lock:
+            return sorted(t for t, thread in self._threads.items() if thread.records)
 
     def delete_thread(self, thread_id: str) -> None:
         with self._lock:

@@ -112,7 +112,10 @@ class SQLiteCheckpointer(BaseCheckpointer):
     def _db(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            # one connection per thread; close() may run on another thread
+            db = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
             db.execute("PRAGMA foreign_keys=OFF")
@@ -260,7 +263,12 @@ class SQLiteCheckpointer(BaseCheckpointer):
             )
             .fetchall()
         )
-        return [PendingWrite(task_index=int(i), payload=bytes(p)) for i, p in rows]
+        if any(not isinstance(p, bytes) for _, p in rows):
+            raise DeserializationError(
+                f"A pending write of checkpoint {checkpoint_id!r} of thread {thread_id!r} has "
+                "no binary payload; the row is damaged"
+            )
+        return [PendingWrite(task_index=int(i), payload=p) for i, p in rows]
 
     def history(
         self, thread_id: str, *, limit: int | None = None, before: str | None = None
@@ -310,3 +318,4 @@ class SQLiteCheckpointer(BaseCheckpointer):
         db = self._db()
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM wrote the new file into the WAL

@@ -186,6 +186,27 @@ def _dumps(payload: dict[str, Any], node: str) -> bytes:
         ) from exc
 
 
+def _blame(results: Sequence[TaskResult], error: SerializationError) -> SerializationError:
+    """The error restated for the node, field and path that hold the value, if one does."""
+    for result in results:
+        for key, value in result.writes:
+            try:
+                serde.dumps({key: value})
+            except SerializationError as exc:
+                who = (
+                    "The input"
+                    if result.task.node == "__start__"
+                    else (f"Node '{result.task.node}'")
+                )
+                return SerializationError(
+                    f"{who} wrote a value that cannot be checkpointed, at {exc.path}: {exc}; "
+                    "nothing of this step was stored",
+                    path=exc.path,
+                    type_name=exc.type_name,
+                )
+    return error
+
+
 def encode_step(
     state: StateAdapter,
     cursor: Cursor,
@@ -202,6 +223,22 @@ def encode_step(
     Raises SerializationError naming the node and the path of a value the
     codec cannot encode, before anything is written.
     """
+    try:
+        return _encode_step(state, cursor, step, values, results, next_tasks, joins, metadata)
+    except SerializationError as exc:
+        raise _blame(results, exc) from exc
+
+
+def _encode_step(
+    state: StateAdapter,
+    cursor: Cursor,
+    step: int,
+    values: dict[str, Any],
+    results: Sequence[TaskResult],
+    next_tasks: Sequence[Task],
+    joins: dict[int, set[str]],
+    metadata: dict[str, Any],
+) -> tuple[CheckpointRecord, dict[str, bytes]]:
     new_messages: dict[str, bytes] = {}
     checkpoint_id = new_checkpoint_id()
     payload: dict[str, Any] = {
@@ -347,7 +384,12 @@ def load(
     cursor = Cursor(thread_id, head=checkpoint_id, expected=head, base_id=chain[0].checkpoint_id)
     messages = {}
     for key, data in stored.items():
-        message = serde.loads(data)
+        try:
+            message = serde.loads(data)
+        except DeserializationError as exc:
+            raise DeserializationError(
+                f"Stored message {key!r} of thread {thread_id!r} is damaged: {exc}"
+            ) from exc
         messages[key] = message
         cursor.keys[id(message)] = (message, key)
 
@@ -442,6 +484,7 @@ class Saver:
         run_id: str,
         direct: bool,
         cache: ThreadCache | None = None,
+        fork: bool = False,
     ) -> None:
         self.checkpointer = checkpointer
         self.state = state
@@ -449,6 +492,8 @@ class Saver:
         self.run_id = run_id
         self.direct = direct
         self.cache = cache
+        self.fork = fork
+        """The next step starts a new branch: its checkpoint's source is "fork"."""
 
     def step_scope(self) -> str:
         return step_scope(self.cursor.thread_id, self.cursor.head)
@@ -465,6 +510,8 @@ class Saver:
     ) -> CheckpointRecord:
         """Store a finished step (compare-and-set on the thread head); raise if another won."""
         cursor = self.cursor
+        if self.fork:
+            source, self.fork = "fork", False
         metadata = {
             "source": source,
             "nodes": [r.task.node for r in results],

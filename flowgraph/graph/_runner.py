@@ -68,6 +68,8 @@ class Run:
     """Results of tasks that finished before the run stopped; the resumed step reuses them."""
     resumes: dict[int, list[Any]] = field(default_factory=dict)
     """Resume values for the interrupts of the first step's tasks, by task index."""
+    paused: dict[int, PendingTask] = field(default_factory=dict)
+    """The interrupts the first step's tasks were paused at, by task index."""
     interrupt_before: frozenset[str] = frozenset()
     interrupt_after: frozenset[str] = frozenset()
     skip_breakpoint: bool = False
@@ -108,7 +110,7 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
     node = task.node
     if out is None:
         return TaskResult(task)
-    if isinstance(out, Mapping):
+    if type(out) is dict or isinstance(out, Mapping):
         return TaskResult(task, list(engine.state.check_update(node, out).items()))
     if isinstance(out, Command):
         if out.has_resume:
@@ -160,7 +162,7 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
         scope.resume_values = run.resumes.get(task.index, [])
     token = current_task.set(scope)
     events = "events" in run.modes
-    started = time.perf_counter()
+    started = time.perf_counter() if events else 0.0
     if events:
         scope.emit("events", {"event": "start", "task": task.index})  # type: ignore[misc]
     attempt = 0
@@ -273,7 +275,7 @@ async def _routes(
                 view = engine.state.view(values)
             try:
                 out = branch.path(view)
-                if inspect.isawaitable(out):
+                if branch.is_async or inspect.isawaitable(out):
                     out = await out
             except Exception as exc:
                 exc.add_note(f"(in the conditional edge from '{node}', after step {step})")
@@ -326,6 +328,7 @@ async def run_loop(engine: Engine, run: Run) -> None:
             return
         run.prefilled = {}
         run.resumes = {}
+        run.paused = {}
         values = apply_writes(engine.state, run.values, results, scope=run.scope, step=step)
         routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results], step)
         tasks = next_tasks(engine.plan, routes, run.join_seen)
@@ -369,8 +372,16 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
                 task.node, interrupt=outcome.interrupt, resumes=run.resumes.get(task.index, [])
             )
             run.interrupts.append(outcome.interrupt)
-        elif failure is None:
-            failure = outcome
+        else:
+            if task.index in run.paused:  # keep the answers it was given for the next resume
+                before = run.paused[task.index]
+                pending[task.index] = PendingTask(
+                    task.node,
+                    interrupt=before.interrupt,
+                    resumes=run.resumes.get(task.index, []),
+                )
+            if failure is None:
+                failure = outcome
     if failure is None and run.saver is None:
         raise InvalidUpdateError(
             f"Node '{run.interrupts[0].node}' called interrupt(), which needs a checkpointer "

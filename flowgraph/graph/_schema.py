@@ -8,6 +8,7 @@ re-validating values the engine has already checked.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, get_type_hints
 
@@ -34,12 +35,25 @@ _MESSAGE_TYPES = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage,
 
 def _default_maker(info: FieldInfo) -> Callable[[], Any]:
     """Makes a field's default for a new run: a fresh copy when it is mutable, as pydantic does."""
-    if info.default_factory is not None:
-        return lambda: info.get_default(call_default_factory=True, validated_data={})
+    factory = info.default_factory
+    if factory is not None:
+        if _takes_data(factory):
+            return lambda: info.get_default(call_default_factory=True, validated_data={})
+        return factory  # type: ignore[return-value]  # a no-argument factory
     default = info.default
     if isinstance(default, (str, bytes, int, float, bool, type(None), tuple, frozenset)):
         return lambda: default
     return lambda: copy.deepcopy(default)
+
+
+def _takes_data(factory: Callable[..., Any]) -> bool:
+    """True for a default factory that wants the validated data (asked once, at compile)."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False  # builtins such as list and dict take none
+    required = [p for p in parameters.values() if p.default is inspect.Parameter.empty]
+    return len(parameters) == 1 and len(required) == 1
 
 
 def _describe(exc: ValidationError) -> str:

@@ -183,15 +183,22 @@ async def prepare_run(
         engine, checkpointer, options.thread_id, options.checkpoint_id, direct=direct, cache=cache
     )
     if loaded is None:
-        head = await _blocking(direct, checkpointer.head, options.thread_id)
-        cursor = Cursor(options.thread_id, expected=head)
+        # a new thread: the first write must find no head (another run may be creating it)
+        cursor = Cursor(options.thread_id, expected=None)
     else:
         cursor = loaded.cursor
         run.values = loaded.values
         run.step = loaded.record.step
         run.join_seen = loaded.joins
+    forking = loaded is not None and loaded.record.checkpoint_id != cursor.expected
     run.saver = Saver(
-        checkpointer, state, cursor, run_id=uuid.uuid4().hex, direct=direct, cache=cache
+        checkpointer,
+        state,
+        cursor,
+        run_id=uuid.uuid4().hex,
+        direct=direct,
+        cache=cache,
+        fork=forking,
     )
     if resuming:
         if loaded is None:
@@ -221,6 +228,7 @@ def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
     # again (also when update_state wrote a new checkpoint in between).
     run.skip_breakpoint = True
     paused = {i: p for i, p in pending.items() if p.interrupt is not None}
+    run.paused = paused
     run.resumes = {i: list(p.resumes) for i, p in paused.items()}
     if input is None:
         return
@@ -228,6 +236,12 @@ def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
         raise InvalidUpdateError(
             f"Thread {loaded.record.thread_id!r} is not waiting at an interrupt(); "
             "resume it with invoke(None) or send a new input",
+            node=START,
+        )
+    if input.update is not None or input.goto:
+        raise InvalidUpdateError(
+            "Command(resume=...) answers an interrupt and takes no update= or goto=; "
+            "call update_state() first, then resume",
             node=START,
         )
     answers = _answers(paused, input.resume)
@@ -265,11 +279,14 @@ async def _apply_input(
     writes = _input_writes(engine, input)
     token = message_id_factory.set(deterministic_id_factory(run.scope, step, 0))
     try:
-        checked = {
-            key: state.check_update(START, {key: extra})[key]
-            for key, extra in (patches or {}).items()
-        }
-        for key, value in state.check_update(START, writes).items():
+        given = state.check_update(START, writes)
+        checked: dict[str, Any] = {}
+        for key, extra in (patches or {}).items():
+            answered = {m.tool_call_id for m in given.get(key, ()) if isinstance(m, ToolMessage)}
+            missing = [m for m in extra if m.tool_call_id not in answered]
+            if missing:
+                checked[key] = state.check_update(START, {key: missing})[key]
+        for key, value in given.items():
             checked[key] = [*checked[key], *value] if key in checked else value
     finally:
         message_id_factory.reset(token)
