@@ -15,6 +15,31 @@ EXPECTED = {
         "get_weather -> sunny, 24°C",
         "The conversation has 7 messages.",
     ],
+    "react_agent.py": [
+        "agent > calls get_weather({'city': 'Atlantis'})  [call_1_1]",
+        "tool  < get_weather [success]: sunny, 24°C",
+        "tool  < get_weather [error]: Error: tool `get_weather` raised LookupError: "
+        "no weather station in Atlantis",
+        "tool  < convert [success]: 75.2°F",
+        "agent > Paris is sunny at 24°C (75.2°F). I could not find any weather for Atlantis.",
+        "  step 3: ran agent      next (done)  messages: 6",
+        "  step 1: ran agent      next tools   messages: 2",
+    ],
+    "persona_switch.py": [
+        "[code_reviewer] messages[0] id=",
+        "agent > Bug: division by zero when n == 0. Missing type hints. Rename `f`.",
+        "agent > Happy to help! (6 messages so far)",
+        "system messages at positions [0] of 7",
+        "system message ids over three turns: 1 distinct (replaced in place)",
+        "  step  6: code_reviewer 'You are a strict code reviewer: point out every bug, be terse.'",
+        "  step 10: friendly      'You are a friendly assistant chatting with Ada.'",
+    ],
+    "group_chat.py": [
+        "        bob: I'm stuck on the flaky CI job.",
+        "  assistant: Thanks, Carol! Heard so far from: Alice, Bob, Carol.",
+        '{"role": "user", "content": "I finished the login page.", "name": "alice"}',
+        '{"role": "user", "content": "Can someone pair with Bob on CI?", "name": "carol"}',
+    ],
 }
 
 
