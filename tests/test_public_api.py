@@ -19,6 +19,7 @@ SUBPACKAGES = [
 SUBPACKAGE_ONLY = {
     # helpers and type aliases kept in their subpackage, on purpose
     "ErrorHandler", "TokenCounter", "Memory", "pending_tool_calls", "mend_tool_calls",
+    "MISSING_TOOL_RESULT",
     "OPENAI_FILE_URL_PREFIX", "ChunkPart", "coerce_message", "coerce_messages", "merge_chunks",
     "DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "BaseChatModel", "HttpChatModel", "ChatModelListener",
     "ModelErrorEvent", "ModelRequestEvent", "ModelResponseEvent", "ResponseFormat",

@@ -10,10 +10,11 @@ from flowgraph.nodes._trim import (
     trim_messages,
 )
 from flowgraph.nodes.agent import Agent, create_react_agent
-from flowgraph.nodes.model import Memory, ModelNode, mend_tool_calls
+from flowgraph.nodes.model import MISSING_TOOL_RESULT, Memory, ModelNode, mend_tool_calls
 from flowgraph.tools import InjectedState, InjectedToolCallId, Tool, tool
 
 __all__ = [
+    "MISSING_TOOL_RESULT",
     "Agent",
     "ErrorHandler",
     "InjectedState",
