@@ -1,5 +1,6 @@
 """Chat messages, their content parts, and conversions to dicts and OpenAI's format."""
 
+from flowgraph.messages._chunks import AIMessageChunk, ChunkPart, ToolCallChunk, merge_chunks
 from flowgraph.messages._coerce import (
     MessageLike,
     coerce_message,
@@ -42,10 +43,12 @@ __all__ = [
     "REMOVE_ALL_MESSAGES",
     "AIContentPart",
     "AIMessage",
+    "AIMessageChunk",
     "AnyMessage",
     "AssistantMessage",
     "AudioPart",
     "BaseMessage",
+    "ChunkPart",
     "ContentPart",
     "FilePart",
     "HumanMessage",
@@ -58,6 +61,7 @@ __all__ = [
     "SystemMessage",
     "TextPart",
     "ToolCall",
+    "ToolCallChunk",
     "ToolCallPart",
     "ToolMessage",
     "ToolResponseMessage",
@@ -67,6 +71,7 @@ __all__ = [
     "coerce_message",
     "coerce_messages",
     "from_openai",
+    "merge_chunks",
     "messages_from_dicts",
     "messages_to_dicts",
     "to_openai",

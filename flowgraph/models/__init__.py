@@ -1,0 +1,58 @@
+"""Chat models: the `ChatModel` protocol, options, and adapters over httpx.
+
+`OpenAIChatModel` (Chat Completions: OpenAI, DeepSeek, DashScope, vLLM,
+llama.cpp, Ollama /v1, LM Studio), `OllamaChatModel` (native /api/chat),
+`AnthropicChatModel` (Messages API) and `ScriptedChatModel` (offline,
+deterministic) share one call logic: `invoke`, `ainvoke`, `stream` and
+`astream` run the same request building, retries and parsing, and inside a
+graph they charge the run's Budget, record tokens and stream to
+``stream(mode="messages")``.
+"""
+
+from flowgraph.models._base import (
+    ChatModel,
+    ChatModelListener,
+    ChatOptions,
+    ModelErrorEvent,
+    ModelRequestEvent,
+    ModelResponseEvent,
+    ResponseFormat,
+    StreamingHandler,
+    ToolChoice,
+    ToolLike,
+    ToolSpec,
+    tool_specs,
+)
+from flowgraph.models._call import BaseChatModel
+from flowgraph.models._http import DEFAULT_LIMITS, DEFAULT_TIMEOUT, HttpChatModel
+from flowgraph.models._init import init_chat_model
+from flowgraph.models.anthropic import AnthropicChatModel
+from flowgraph.models.ollama import OllamaChatModel
+from flowgraph.models.openai import OpenAIChatModel
+from flowgraph.models.scripted import ScriptedChatModel, ScriptedReply, ScriptedRequest
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "DEFAULT_TIMEOUT",
+    "AnthropicChatModel",
+    "BaseChatModel",
+    "ChatModel",
+    "ChatModelListener",
+    "ChatOptions",
+    "HttpChatModel",
+    "ModelErrorEvent",
+    "ModelRequestEvent",
+    "ModelResponseEvent",
+    "OllamaChatModel",
+    "OpenAIChatModel",
+    "ResponseFormat",
+    "ScriptedChatModel",
+    "ScriptedReply",
+    "ScriptedRequest",
+    "StreamingHandler",
+    "ToolChoice",
+    "ToolLike",
+    "ToolSpec",
+    "init_chat_model",
+    "tool_specs",
+]
