@@ -45,7 +45,10 @@ def main(argv: list[str]) -> int:
         print(f"no scenario matches {argv}; known: {', '.join(sorted(SCENARIOS))}")
         return 2
     print(f"LangGraph side by side: {'yes' if has_langgraph() else 'no (pip install -e .[bench])'}")
-    header = f"{'scenario':<22} {'figure':<38} {'flowgraph':>12} {'langgraph':>12} {'unit':<8} {'ratio':>8}"
+    header = (
+        f"{'scenario':<22} {'figure':<38} {'flowgraph':>12} {'langgraph':>12}"
+        f" {'unit':<8} {'ratio':>8}"
+    )
     print(header)
     print("-" * len(header))
     for name in wanted:
