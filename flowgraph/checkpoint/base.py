@@ -223,9 +223,13 @@ class BaseCheckpointer(ABC):
 
         The records the kept ones replay from (back to their snapshot) stay
         too, so every kept checkpoint still rebuilds exactly; other branches
-        go. Messages stay until the thread is deleted (a backend cannot see
-        which ones the kept records use). Returns the number of records removed.
+        go. Messages are left to `forget_messages`, since a backend cannot see
+        which ones the kept records use. Returns the number of records removed.
         """
+
+    @abstractmethod
+    def forget_messages(self, thread_id: str, keep: set[str]) -> int:
+        """Delete the thread's stored messages whose keys are not in `keep`; how many went."""
 
     def compact(self) -> None:  # noqa: B027 - optional: most stores have nothing to do
         """Give freed space back to the file system (a no-op where there is none)."""

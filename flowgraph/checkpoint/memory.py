@@ -127,6 +127,16 @@ class MemoryCheckpointer(BaseCheckpointer):
                 thread.pending.pop(cid, None)
             return len(dropped)
 
+    def forget_messages(self, thread_id: str, keep: set[str]) -> int:
+        with self._lock:
+            thread = self._threads.get(thread_id)
+            if thread is None:
+                return 0
+            gone = [key for key in thread.messages if key not in keep]
+            for key in gone:
+                del thread.messages[key]
+            return len(gone)
+
     # The memory store never blocks: its async twins need no worker thread.
 
     async def aput(

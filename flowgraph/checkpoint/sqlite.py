@@ -314,6 +314,15 @@ class SQLiteCheckpointer(BaseCheckpointer):
             db.executemany("DELETE FROM pending WHERE thread_id = ? AND checkpoint_id = ?", dropped)
         return len(dropped)
 
+    def forget_messages(self, thread_id: str, keep: set[str]) -> int:
+        with self._write() as db:
+            stored = db.execute(
+                "SELECT key FROM messages WHERE thread_id = ?", (thread_id,)
+            ).fetchall()
+            gone = [(thread_id, key) for (key,) in stored if key not in keep]
+            db.executemany("DELETE FROM messages WHERE thread_id = ? AND key = ?", gone)
+        return len(gone)
+
     def compact(self) -> None:
         db = self._db()
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

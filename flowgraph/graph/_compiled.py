@@ -21,7 +21,7 @@ from flowgraph._context import RunUsage, current_task, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key, scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._bridge import iterate_sync, run_sync
-from flowgraph.graph._persist import Cursor, Saver, ThreadCache
+from flowgraph.graph._persist import Cursor, Saver, ThreadCache, referenced_messages
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, SubgraphWrites, run_loop, start_tasks
 from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
@@ -394,8 +394,17 @@ class CompiledGraph:
             self._cache.forget(thread_id)
 
     def prune(self, thread_id: str, *, keep_last: int) -> int:
-        """Keep the newest `keep_last` checkpoints of the head's branch; returns how many went."""
-        return self._store().prune(thread_id, keep_last)
+        """Keep the newest `keep_last` checkpoints of the head's branch; returns how many went.
+
+        Messages no kept checkpoint shows (old versions, other branches) are
+        deleted too. Run it while no run is writing to the thread.
+        """
+        store = self._store()
+        dropped = store.prune(thread_id, keep_last)
+        store.forget_messages(thread_id, referenced_messages(store, self.engine.state, thread_id))
+        if self._cache is not None:
+            self._cache.forget(thread_id)
+        return dropped
 
     # -- as a node of another graph ----------------------------------------------
 

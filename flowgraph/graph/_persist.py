@@ -56,6 +56,7 @@ __all__ = [
     "encode_step",
     "load",
     "load_pending",
+    "referenced_messages",
     "step_scope",
 ]
 
@@ -329,6 +330,24 @@ def _payload(record: CheckpointRecord) -> dict[str, Any]:
             "it was written by a newer flowgraph"
         )
     return data
+
+
+def referenced_messages(
+    checkpointer: BaseCheckpointer, state: StateAdapter, thread_id: str
+) -> set[str]:
+    """The message keys the thread's stored records use (snapshots and deltas)."""
+    fields = _message_fields(state)
+    keys: set[str] = set()
+    for record in checkpointer.history(thread_id):
+        payload = _payload(record)
+        if "values" in payload:
+            for key in fields:
+                keys.update(payload["values"].get(key, ()))
+        for _, _, writes in payload.get("writes", ()):
+            for key, value in writes:
+                if key in fields:
+                    keys.update(m for m in value if isinstance(m, str))
+    return keys
 
 
 def load_pending(

@@ -208,6 +208,20 @@ def test_a_message_is_stored_once_and_never_overwritten(
     assert checkpointer.messages(t, []) == {}
 
 
+def test_forget_messages_keeps_only_the_given_keys_of_that_thread(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    t, other = tid("t"), tid("other")
+    checkpointer.put(
+        record(t), expected_head=None, messages={"a#1": b"a", "b#1": b"b", "c#1": b"c"}
+    )
+    checkpointer.put(record(other), expected_head=None, messages={"a#1": b"kept"})
+    assert checkpointer.forget_messages(t, {"b#1"}) == 2
+    assert checkpointer.messages(t, ["a#1", "b#1", "c#1"]) == {"b#1": b"b"}
+    assert checkpointer.messages(other, ["a#1"]) == {"a#1": b"kept"}
+    assert checkpointer.forget_messages(tid("missing"), set()) == 0
+
+
 def test_many_message_keys_in_one_read(checkpointer: BaseCheckpointer, tid: Tid) -> None:
     t = tid("t")
     stored = {f"m{i}#h": f"data {i}".encode() for i in range(1500)}

@@ -968,6 +968,9 @@ class RaceOnFirstHead(BaseCheckpointer):
     def prune(self, thread_id: str, keep_last: int) -> int:
         return self.inner.prune(thread_id, keep_last)
 
+    def forget_messages(self, thread_id: str, keep: set[str]) -> int:
+        return self.inner.forget_messages(thread_id, keep)
+
 
 def test_two_runs_starting_a_new_thread_at_once_never_make_two_roots(
     checkpointer: BaseCheckpointer, tid: Tid
@@ -1115,12 +1118,6 @@ def test_a_long_conversation_stores_each_message_once_and_constant_bytes_per_ste
     assert size * 10 < naive, (size, naive)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: prune never deletes messages: base.py prune() promises 'messages no kept "
-    "record needs are deleted', but a backend cannot tell which keys an opaque payload uses. "
-    "The engine (CompiledGraph.prune) must collect the kept chains' keys and pass them down",
-)
 def test_pruning_drops_message_versions_no_kept_checkpoint_needs(tmp_path: Path) -> None:
     """A message rewritten every step (a running summary, a status line) leaves old versions."""
     path = tmp_path / "c.db"
