@@ -25,6 +25,7 @@ from flowgraph.graph._persist import Cursor, Saver, ThreadCache, referenced_mess
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, SubgraphWrites, run_loop, start_tasks
 from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
+from flowgraph.graph._turns import ThreadTurns
 from flowgraph.graph._types import START, Budget, StateSnapshot, StreamMode, StreamPart
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CompiledGraph"]
 
+_NO_TURNS = ThreadTurns(enabled=False)
 _MODES = frozenset({"updates", "values", "messages", "events"})
 _DONE: Any = object()
 UPDATE = "__update__"
@@ -74,6 +76,7 @@ class CompiledGraph:
         self.budget = budget
         self.name = name
         self._cache = ThreadCache() if checkpointer is not None else None
+        self._turns = ThreadTurns() if checkpointer is not None else _NO_TURNS
 
     @property
     def graph(self) -> nx.MultiDiGraph[str]:
@@ -94,6 +97,7 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None,
         interrupt_after: Sequence[str] | None,
         inline_sync: bool,
+        wait: bool | float = False,
         sink: Callable[[StreamPart], None] | None = None,
         modes: frozenset[str] = frozenset(),
     ) -> RunOptions:
@@ -114,13 +118,15 @@ class CompiledGraph:
             interrupt_after=frozenset(
                 self.interrupt_after if interrupt_after is None else interrupt_after
             ),
+            wait=wait,
         )
 
     # -- running -----------------------------------------------------------------
 
     async def _invoke(self, input: Any, options: RunOptions) -> Any:
-        run = await prepare_run(self.engine, self.checkpointer, input, options, self._cache)
-        await run_loop(self.engine, run)
+        async with self._turns.turn(options.thread_id, options.wait):
+            run = await prepare_run(self.engine, self.checkpointer, input, options, self._cache)
+            await run_loop(self.engine, run)
         return self.engine.state.detached(run.values)
 
     async def ainvoke(
@@ -133,12 +139,16 @@ class CompiledGraph:
         budget: Budget | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        wait: bool | float = False,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
         `input` is a dict of fields for a new step, None to resume the thread
         after its last checkpoint, or `Command(resume=...)` to answer an
         `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
+        A run on a thread another run is writing fails with ConcurrentRunError;
+        `wait=True` (or a number of seconds) waits its turn instead, among the
+        runs of this process.
         """
         options = self._options(
             thread_id=thread_id,
@@ -147,6 +157,7 @@ class CompiledGraph:
             budget=budget,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
+            wait=wait,
             inline_sync=False,
         )
         return await self._invoke(input, options)
@@ -161,12 +172,16 @@ class CompiledGraph:
         budget: Budget | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        wait: bool | float = False,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
         `input` is a dict of fields for a new step, None to resume the thread
         after its last checkpoint, or `Command(resume=...)` to answer an
         `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
+        A run on a thread another run is writing fails with ConcurrentRunError;
+        `wait=True` (or a number of seconds) waits its turn instead, among the
+        runs of this process.
         """
         options = self._options(
             thread_id=thread_id,
@@ -175,6 +190,7 @@ class CompiledGraph:
             budget=budget,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
+            wait=wait,
             inline_sync=True,
         )
         return run_sync(self._invoke(input, options))
@@ -235,6 +251,7 @@ class CompiledGraph:
         budget: Budget | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        wait: bool | float = False,
     ) -> AsyncIterator[StreamPart]:
         """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
         _modes(mode)
@@ -245,6 +262,7 @@ class CompiledGraph:
             budget=budget,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
+            wait=wait,
             inline_sync=False,
         )
         return self._astream(input, mode, options)
@@ -260,6 +278,7 @@ class CompiledGraph:
         budget: Budget | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        wait: bool | float = False,
     ) -> Iterator[StreamPart]:
         """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
         _modes(mode)
@@ -270,6 +289,7 @@ class CompiledGraph:
             budget=budget,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
+            wait=wait,
             inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
         stop = threading.Event()

@@ -50,6 +50,8 @@ class RunOptions:
     interrupt_before: frozenset[str] = frozenset()
     interrupt_after: frozenset[str] = frozenset()
     stop: threading.Event | None = None
+    wait: bool | float = False
+    """Wait for this process's other runs on the thread instead of failing (seconds or True)."""
     caught_up: Callable[[], Awaitable[None]] | None = None
 
 
