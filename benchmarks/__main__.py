@@ -31,7 +31,7 @@ def _row(scenario: str, figure: Figure) -> str:
     verdict = ""
     if ratio is not None and figure.target is not None:
         verdict = "  meets target" if ratio >= figure.target else "  BELOW target"
-        verdict += f" ({figure.target:g}x)"
+        verdict += f" ({figure.target:.3g}x)"
     return (
         f"{scenario:<22} {figure.name:<38} {_format(figure.ours):>12} {_format(figure.theirs):>12}"
         f" {figure.unit:<8} {(_format(ratio) + 'x') if ratio else '-':>8}{verdict}"

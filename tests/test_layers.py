@@ -54,8 +54,14 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def imported_modules(tree: ast.AST, importer: str, is_package: bool) -> list[tuple[int, str]]:
-    """(line, absolute module) for every flowgraph import in the tree, relative ones resolved."""
+def imported_modules(
+    tree: ast.AST, importer: str, is_package: bool, modules: frozenset[str] = frozenset()
+) -> list[tuple[int, str]]:
+    """(line, absolute module) for every flowgraph import in the tree, relative ones resolved.
+
+    `from flowgraph import errors` imports the module `flowgraph.errors`, not the
+    package facade: a name that is one of `modules` counts as that module.
+    """
     found = []
     base = importer.split(".") if is_package else importer.split(".")[:-1]
     for node in ast.walk(tree):
@@ -67,17 +73,22 @@ def imported_modules(tree: ast.AST, importer: str, is_package: bool) -> list[tup
                 target = ".".join([*anchor, *([node.module] if node.module else [])])
             else:
                 target = node.module or ""
-            found.append((node.lineno, target))
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                found.append((node.lineno, submodule if submodule in modules else target))
     return [(line, target) for line, target in found if target.split(".")[0] == "flowgraph"]
 
 
 def violations(root: Path) -> list[str]:
     problems = []
-    for path in sorted(root.rglob("*.py")):
+    paths = sorted(root.rglob("*.py"))
+    modules = frozenset(module_name(path, root) for path in paths)
+    for path in paths:
         importer = module_name(path, root)
         own = component(importer)
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for line, target in imported_modules(tree, importer, path.name == "__init__.py"):
+        is_package = path.name == "__init__.py"
+        for line, target in imported_modules(tree, importer, is_package, modules):
             other = component(target)
             if other == own:
                 continue
@@ -121,6 +132,22 @@ def test_siblings_do_not_import_each_other(tmp_path: Path) -> None:
     assert [v.split(": ", 1)[1] for v in violations(fake)] == [
         "flowgraph.models (layer 3) imports flowgraph.checkpoint (flowgraph.checkpoint, layer 3)"
     ]
+
+
+def test_a_submodule_named_in_from_import_counts_as_that_module(tmp_path: Path) -> None:
+    fake = tmp_path / "flowgraph"
+    (fake / "messages").mkdir(parents=True)
+    (fake / "nodes").mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "errors.py").write_text("")
+    (fake / "nodes" / "__init__.py").write_text("")
+    (fake / "messages" / "__init__.py").write_text("from .. import errors\n")
+    assert violations(fake) == []  # the errors module, not the package facade
+    (fake / "messages" / "_bad.py").write_text("from flowgraph import errors, nodes\n")
+    found = violations(fake)
+    assert len(found) == 1
+    assert "flowgraph/messages/_bad.py:1" in found[0]
+    assert "imports flowgraph.nodes" in found[0]
 
 
 @pytest.mark.parametrize("module", ["flowgraph.graph._runner", "flowgraph.nodes.model"])
