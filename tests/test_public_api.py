@@ -41,6 +41,7 @@ REEXPORTED = {
 NOT_REEXPORTED = {
     "flowgraph.checkpoint": "§6 backends are imported from flowgraph.checkpoint (§9 lists §1-5, 7)",
     "flowgraph.cli": "the `flowgraph` command's entry point, not a library API",
+    "flowgraph.integrations": "bridges to optional systems (Celery), imported by module name",
 }
 DESIGN_NAMES = {
     # §1 messages

@@ -22,6 +22,7 @@ Jobs (`mode`):
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import random
@@ -203,7 +204,14 @@ def _resume(job: dict[str, Any]) -> None:
 
 def _cas(job: dict[str, Any], child: int) -> None:
     """Extend the head `attempts` times, each a read-then-compare-and-set racing the others."""
-    store = SQLiteCheckpointer(job["path"])
+    spec = job.get("store")  # another backend: {"module", "cls", "args", "kwargs"}
+    store = (
+        getattr(importlib.import_module(spec["module"]), spec["cls"])(
+            *spec["args"], **spec["kwargs"]
+        )
+        if spec
+        else SQLiteCheckpointer(job["path"])
+    )
     thread_id = job["thread"]
     rng = random.Random(os.getpid())
     wins = losses = 0

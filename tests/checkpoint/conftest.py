@@ -48,6 +48,12 @@ class Backend:
     """Two `make()` calls see the same data (False for the in-process memory store)."""
     corrupt: Callable[[str, str, object], None] | None = None
     """Overwrite a stored checkpoint payload (thread, checkpoint, value) behind the API."""
+    size: Callable[[], int] | None = None
+    """Bytes the store occupies on disk, for the compact test (default: the SQLite file)."""
+    spec: dict[str, Any] | None = None
+    """How another process opens this store: {"module", "cls", "args", "kwargs"}."""
+    cleanup: Callable[[], None] | None = None
+    """Run after the test: drop what the test's store left on a server."""
 
 
 def _sqlite(tmp_path: Path) -> Backend:
@@ -83,24 +89,128 @@ def _server(name: str, env: str, module: str, cls: str) -> Callable[[Path], Back
     return make
 
 
+def _postgres(tmp_path: Path) -> Backend:
+    """A schema of its own per test: sizes and VACUUM see only this test's tables."""
+    url = os.environ.get("FLOWGRAPH_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("postgres: set FLOWGRAPH_TEST_POSTGRES_URL to a test server URL")
+    try:
+        import psycopg
+
+        from flowgraph.checkpoint.postgres import PostgresCheckpointer
+    except ImportError as exc:
+        pytest.skip(f"postgres: psycopg is not installed ({exc})")
+    schema = f"fg_test_{uuid.uuid4().hex[:12]}"
+
+    def execute(sql: str, *args: object) -> list[tuple[Any, ...]]:
+        with psycopg.connect(url, autocommit=True) as db:
+            cursor = db.execute(sql, args)
+            return cursor.fetchall() if cursor.description else []
+
+    def corrupt(thread_id: str, checkpoint_id: str, value: object) -> None:
+        data = value if isinstance(value, bytes) else str(value).encode()  # a bytea column
+        execute(
+            f"UPDATE {schema}.flowgraph_checkpoints SET payload = %s "
+            "WHERE thread_id = %s AND checkpoint_id = %s",
+            data,
+            thread_id,
+            checkpoint_id,
+        )
+
+    def size() -> int:
+        rows = execute(
+            "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class AS c "
+            "JOIN pg_namespace AS n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind = 'r'",
+            schema,
+        )
+        return int(rows[0][0] or 0)
+
+    def drop() -> None:
+        execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+    return Backend(
+        "postgres",
+        lambda: PostgresCheckpointer(url, schema=schema),
+        corrupt=corrupt,
+        size=size,
+        spec={
+            "module": "flowgraph.checkpoint.postgres",
+            "cls": "PostgresCheckpointer",
+            "args": [url],
+            "kwargs": {"schema": schema},
+        },
+        cleanup=drop,
+    )
+
+
+def _redis(tmp_path: Path) -> Backend:
+    """A key prefix of its own per test: sizes and cleanup see only this test's keys."""
+    url = os.environ.get("FLOWGRAPH_TEST_REDIS_URL")
+    if not url:
+        pytest.skip("redis: set FLOWGRAPH_TEST_REDIS_URL to a test server URL")
+    try:
+        import redis
+
+        from flowgraph.checkpoint.redis import RedisCheckpointer
+    except ImportError as exc:
+        pytest.skip(f"redis: redis-py is not installed ({exc})")
+    prefix = f"fgtest-{uuid.uuid4().hex[:12]}:"
+
+    def with_client(action: Callable[[redis.Redis], int | None]) -> int | None:
+        with redis.Redis.from_url(url) as client:
+            return action(client)
+
+    def corrupt(thread_id: str, checkpoint_id: str, value: object) -> None:
+        with RedisCheckpointer(url, prefix=prefix) as store:
+            key = store.thread_keys(thread_id)["records"]
+            store.client.hset(key, checkpoint_id, value)  # type: ignore[arg-type]
+
+    def size() -> int:
+        """MEMORY USAGE of the test's keys: Redis frees a deleted field at once (no compact)."""
+
+        def measure(r: redis.Redis) -> int:
+            keys = list(r.scan_iter(match=prefix + "*", count=1000))
+            return sum(r.memory_usage(k, samples=0) or 0 for k in keys)
+
+        return with_client(measure) or 0
+
+    def drop() -> None:
+        def unlink(r: redis.Redis) -> int:
+            keys = list(r.scan_iter(match=prefix + "*", count=1000))
+            return r.unlink(*keys) if keys else 0
+
+        with_client(unlink)
+
+    return Backend(
+        "redis",
+        lambda: RedisCheckpointer(url, prefix=prefix),
+        corrupt=corrupt,
+        size=size,
+        spec={
+            "module": "flowgraph.checkpoint.redis",
+            "cls": "RedisCheckpointer",
+            "args": [url],
+            "kwargs": {"prefix": prefix},
+        },
+        cleanup=drop,
+    )
+
+
 BACKENDS: dict[str, Callable[[Path], Backend]] = {
     "memory": _memory,
     "sqlite": _sqlite,
-    "postgres": _server(
-        "postgres",
-        "FLOWGRAPH_TEST_POSTGRES_URL",
-        "flowgraph.checkpoint.postgres",
-        "PostgresCheckpointer",
-    ),
-    "redis": _server(
-        "redis", "FLOWGRAPH_TEST_REDIS_URL", "flowgraph.checkpoint.redis", "RedisCheckpointer"
-    ),
+    "postgres": _postgres,
+    "redis": _redis,
 }
 
 
 @pytest.fixture(params=list(BACKENDS))
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    return BACKENDS[request.param](tmp_path)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    made = BACKENDS[request.param](tmp_path)
+    yield made
+    if made.cleanup is not None:
+        made.cleanup()
 
 
 @pytest.fixture

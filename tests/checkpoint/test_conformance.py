@@ -429,13 +429,15 @@ def test_prune_to_one_keeps_a_rebuildable_head(checkpointer: BaseCheckpointer, t
 def test_compact_after_pruning_a_large_thread_shrinks_the_file(
     request: pytest.FixtureRequest, backend: Backend, checkpointer: BaseCheckpointer, tid: Tid
 ) -> None:
-    if backend.path is None:
+    if backend.path is None and backend.size is None:
         checkpointer.compact()  # nothing to give back, but callable
         return
     t = tid("t")
     extend(checkpointer, t, 200, snapshot_every=50, payload=os.urandom(20_000))
 
     def size() -> int:
+        if backend.size is not None:
+            return backend.size()
         path = backend.path
         assert path is not None
         return sum(
@@ -446,7 +448,9 @@ def test_compact_after_pruning_a_large_thread_shrinks_the_file(
     assert checkpointer.prune(t, 2) >= 150
     checkpointer.compact()
     after = size()
-    assert after < before / 4, (before, after)
+    # 50 of the 200 records stay (the newest two replay from the snapshot at step 150): a
+    # quarter of the data, plus what the store spends on indexes and pages
+    assert after < before / 3, (before, after)
     assert len(checkpointer.history(t)) >= 2
 
 
@@ -518,7 +522,7 @@ def test_racing_processes_keep_one_linear_history(
     checkpointer: BaseCheckpointer,
     tid: Tid,
 ) -> None:
-    if backend.path is None:
+    if backend.path is None and backend.spec is None:
         pytest.skip(f"{backend.name}: no store shared between processes in this suite")
     fork_server: ForkServer = request.getfixturevalue("fork_server")
     t = tid("t")
@@ -529,6 +533,7 @@ def test_racing_processes_keep_one_linear_history(
             "mode": "cas",
             "children": children,
             "path": str(backend.path),
+            "store": backend.spec,
             "thread": t,
             "attempts": attempts,
             "start_at": time.time() + 0.2,

@@ -1,0 +1,520 @@
+"""PostgresCheckpointer: checkpoints in PostgreSQL, for many processes on many hosts.
+
+The same storage design as SQLite: opaque records, a per-thread message log
+keyed by id (a message is stored once), pending writes, and a head per
+thread. A step is written by ONE statement whose data-modifying CTEs move
+the head (the compare-and-set), insert the record and the new messages, and
+clear the parent's pending writes, so it is one transaction and one round
+trip; a stale head moves nothing and so stores nothing.
+
+Why sync, with the async twins in a worker thread (the BaseCheckpointer
+default) rather than psycopg's async pool: psycopg's sync and async APIs
+are two classes, so native async would mean a second copy of every method
+(STYLE: one logic). A put is one network round trip plus a server commit;
+the hop to a worker thread is a small fixed cost beside it, and the pool
+already lets many worker threads (so many event-loop tasks) write at once.
+
+Schema: versioned migrations (`_MIGRATIONS`) in a `flowgraph_schema_version`
+table, applied by `setup()` or on first use, under an advisory lock, so
+several processes starting at once migrate exactly once.
+A schema written by a newer flowgraph is refused.
+
+Connections: a psycopg_pool pool, opened on first use in each process. A
+forked child sees the pid change and opens its own pool (a parent's sockets
+are never used, nor closed, by the child). A connection that died (server
+restart, `pg_terminate_backend`, a firewall's idle timeout) costs a failed
+attempt, not a failed call: the call is retried on another connection.
+That is safe because every write is idempotent or guarded by the
+compare-and-set; a put retried after its first attempt had committed finds
+its own record at the head and succeeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from flowgraph.checkpoint.base import (
+    BaseCheckpointer,
+    CheckpointRecord,
+    PendingWrite,
+    chain_from_rows,
+    concurrent_run_error,
+    kept_after_prune,
+)
+from flowgraph.errors import DeserializationError
+
+try:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "PostgresCheckpointer needs psycopg 3 and psycopg_pool: pip install 'flowgraph[postgres]'"
+    ) from exc
+
+__all__ = ["SCHEMA_VERSION", "PostgresCheckpointer"]
+
+_T = TypeVar("_T")
+_Conn = psycopg.Connection[tuple[Any, ...]]
+
+_TABLES = ("threads", "checkpoints", "messages", "pending")
+"""Table names after the `flowgraph_` prefix, inside the configured schema."""
+
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (  # 1: the four tables; "C" collation: ids sort by code point, as in SQLite and Python
+        """CREATE TABLE {s}.flowgraph_threads (
+            thread_id text COLLATE "C" PRIMARY KEY,
+            head text COLLATE "C" NOT NULL,
+            updated_at double precision NOT NULL)""",
+        """CREATE TABLE {s}.flowgraph_checkpoints (
+            thread_id text COLLATE "C" NOT NULL,
+            checkpoint_id text COLLATE "C" NOT NULL,
+            parent_id text COLLATE "C",
+            step integer NOT NULL,
+            created_at double precision NOT NULL,
+            base_id text COLLATE "C" NOT NULL,
+            payload bytea NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_id))""",
+        """CREATE TABLE {s}.flowgraph_messages (
+            thread_id text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL,
+            data bytea NOT NULL,
+            PRIMARY KEY (thread_id, key))""",
+        """CREATE TABLE {s}.flowgraph_pending (
+            thread_id text COLLATE "C" NOT NULL,
+            checkpoint_id text COLLATE "C" NOT NULL,
+            task_index integer NOT NULL,
+            payload bytea NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_id, task_index))""",
+    ),
+    (  # 2: chain() selects a step range of one thread; index it
+        "CREATE INDEX flowgraph_checkpoints_by_step ON {s}.flowgraph_checkpoints (thread_id, step)",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+"""The schema version this flowgraph writes; a store at a newer one is refused."""
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_COLUMNS = "thread_id, checkpoint_id, parent_id, step, created_at, base_id, payload"
+
+_live: weakref.WeakSet[PostgresCheckpointer] = weakref.WeakSet()
+_inherited_pools: list[object] = []
+"""Pools a forked child inherited from its parent: left alone until the child exits."""
+
+
+def _after_fork_in_child() -> None:
+    """A lock held by another thread of the parent at fork time would never be released."""
+    for store in list(_live):
+        store._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _record(row: tuple[Any, ...]) -> CheckpointRecord:
+    thread_id, checkpoint_id, parent_id, step, created_at, base_id, payload = row
+    return CheckpointRecord(
+        thread_id=thread_id,
+        checkpoint_id=checkpoint_id,
+        parent_id=parent_id,
+        step=step,
+        created_at=created_at,
+        base_id=base_id,
+        payload=bytes(payload),
+    )
+
+
+class PostgresCheckpointer(BaseCheckpointer):
+    """Checkpoints in PostgreSQL tables `flowgraph_*` of one schema, through a connection pool.
+
+    `dsn` is a libpq connection string or URL
+    (`postgresql://user:password@host:5432/dbname`). `schema` (default
+    `public`) is created if missing, so one database can hold several
+    independent stores. The pool opens `min_size` connections up front and
+    grows to `max_size`; a call waits up to `timeout` seconds for a free
+    connection before failing with `psycopg_pool.PoolTimeout`.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "public",
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 30.0,
+    ) -> None:
+        if not _IDENTIFIER.fullmatch(schema):
+            raise ValueError(
+                f"Schema name {schema!r} is not a plain identifier; use letters, digits and "
+                "underscores (at most 63, not starting with a digit)"
+            )
+        if not 0 <= min_size <= max_size or max_size < 1:
+            raise ValueError(
+                f"Pool sizes min_size={min_size}, max_size={max_size} are invalid; "
+                "need 0 <= min_size <= max_size and max_size >= 1"
+            )
+        self.dsn = dsn
+        self.schema = schema
+        self.min_size = min_size
+        self.max_size = max_size
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._pool: ConnectionPool[_Conn] | None = None
+        self._pid = 0
+        self._is_migrated = False
+        self._sql = _Statements(f'"{schema}"')
+        _live.add(self)
+
+    # -- schema ---------------------------------------------------------------------
+
+    def setup(self) -> None:
+        """Create or upgrade the tables now (otherwise done on first use); idempotent.
+
+        Safe when several processes call it at once: an advisory lock lets
+        one migrate while the others wait, then find the work done.
+        """
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            if self._stored_version(conn) < SCHEMA_VERSION:
+                with conn.transaction():  # the lock goes with it: safe behind a bouncer too
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(),))
+                    self._migrate(conn, self._stored_version(conn))
+        self._is_migrated = True
+
+    def _lock_key(self) -> int:
+        digest = hashlib.blake2b(f"flowgraph:{self.schema}".encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big", signed=True)
+
+    def _stored_version(self, conn: _Conn) -> int:
+        """The schema's version (0: no tables yet); a newer one than ours is an error."""
+        # A query on pg_class, not to_regclass(): after waiting for the lock, the
+        # session's catalog cache may still say "no such table" (the winner's commit
+        # is not yet taken in), while a query sees every committed row.
+        found = conn.execute(
+            "SELECT 1 FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = %s "
+            "AND c.relname = 'flowgraph_schema_version'",
+            (self.schema,),
+        ).fetchone()
+        if found is None:
+            return 0
+        row = conn.execute(
+            f'SELECT coalesce(max(version), 0) FROM "{self.schema}".flowgraph_schema_version'
+        ).fetchone()
+        version = int(row[0]) if row is not None else 0
+        if version > SCHEMA_VERSION:
+            raise DeserializationError(
+                f"Schema {self.schema!r} was migrated by a newer flowgraph (schema version "
+                f"{version}; this one knows {SCHEMA_VERSION}); upgrade flowgraph to use it"
+            )
+        return version
+
+    def _migrate(self, conn: _Conn, version: int, target: int = SCHEMA_VERSION) -> None:
+        """Apply migrations `version + 1 .. target` inside the caller's transaction."""
+        s = f'"{self.schema}"'
+        exists = conn.execute(
+            "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+        ).fetchone()
+        if exists is None:  # CREATE SCHEMA IF NOT EXISTS needs CREATE on the database
+            conn.execute(f"CREATE SCHEMA {s}")
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {s}.flowgraph_schema_version ("
+            "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for number in range(version + 1, target + 1):
+            for statement in _MIGRATIONS[number - 1]:
+                conn.execute(statement.format(s=s))
+            conn.execute(
+                f"INSERT INTO {s}.flowgraph_schema_version (version) VALUES (%s)", (number,)
+            )
+
+    # -- connections ----------------------------------------------------------------
+
+    def _ready_pool(self) -> ConnectionPool[_Conn]:
+        """This process's pool, migrating the schema and opening the pool on first use."""
+        pool = self._pool
+        if pool is not None and self._pid == os.getpid():
+            return pool
+        with self._lock:
+            pid = os.getpid()
+            if self._pool is not None and self._pid != pid:
+                # The parent's: kept referenced, never used nor closed here, so that
+                # neither its sockets nor its (copied, maybe held) locks are touched.
+                _inherited_pools.append(self._pool)
+                self._pool = None
+            if self._pool is None:
+                if not self._is_migrated:
+                    self.setup()
+                self._pool = ConnectionPool(
+                    self.dsn,
+                    min_size=self.min_size,
+                    max_size=self.max_size,
+                    timeout=self.timeout,
+                    kwargs={"autocommit": True},
+                    name=f"flowgraph-{self.schema}",
+                    open=True,
+                )
+                self._pid = pid
+            return self._pool
+
+    def _run(self, work: Callable[[_Conn], _T]) -> _T:
+        """Run `work` on a pooled connection; on another one if that one turns out dead.
+
+        A restart or a killed backend leaves dead connections in the pool, and
+        a backend being terminated may still answer a health check. The pool
+        drops a broken connection when it comes back, so each failed attempt
+        removes one: `max_size + 1` attempts always reach a live or new one.
+        """
+        pool = self._ready_pool()
+        attempts = self.max_size + 1
+        for attempt in range(1, attempts + 1):
+            with pool.connection() as conn:
+                try:
+                    return work(conn)
+                except psycopg.OperationalError:
+                    if attempt == attempts or not conn.broken:
+                        raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+            if pool is not None and self._pid != os.getpid():
+                _inherited_pools.append(pool)  # a parent's: closing it would hang up on it
+                pool = None
+        if pool is not None:
+            pool.close()
+
+    # -- writing ------------------------------------------------------------------
+
+    def put(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+    ) -> None:
+        thread_id = record.thread_id
+        pairs = list(messages.items())
+        params = {
+            "thread": thread_id,
+            "id": record.checkpoint_id,
+            "expected": expected_head,
+            "now": time.time(),
+            "parent": record.parent_id,
+            "step": record.step,
+            "created": record.created_at,
+            "base": record.base_id,
+            "payload": record.payload,
+            "keys": [key for key, _ in pairs],
+            "datas": [data for _, data in pairs],
+        }
+        query = self._sql.put_new if expected_head is None else self._sql.put_next
+
+        def write(conn: _Conn) -> bool:
+            row = conn.execute(query, params).fetchone()
+            return row is not None and row[0] == 1
+
+        if self._run(write):
+            return
+        found = self.head(thread_id)
+        if found == record.checkpoint_id:
+            return  # a retry after a lost connection: the first attempt had committed
+        raise concurrent_run_error(thread_id, expected_head, found)
+
+    def put_pending(
+        self, thread_id: str, checkpoint_id: str, writes: Sequence[PendingWrite]
+    ) -> None:
+        latest = {w.task_index: w.payload for w in writes}  # one row per task, the last wins
+        if not latest:
+            return
+        params = (thread_id, checkpoint_id, list(latest), list(latest.values()))
+        self._run(lambda conn: conn.execute(self._sql.put_pending, params))
+
+    # -- reading ------------------------------------------------------------------
+
+    def head(self, thread_id: str) -> str | None:
+        row = self._run(lambda conn: conn.execute(self._sql.head, (thread_id,)).fetchone())
+        return None if row is None else str(row[0])
+
+    def get(self, thread_id: str, checkpoint_id: str) -> CheckpointRecord | None:
+        row = self._run(
+            lambda conn: conn.execute(
+                self._sql.get, (thread_id, checkpoint_id), binary=True
+            ).fetchone()
+        )
+        return None if row is None else _record(row)
+
+    def chain(self, thread_id: str, checkpoint_id: str) -> list[CheckpointRecord]:
+        # Steps, not ids, bound the range: ids are time-ordered only as far as clocks agree.
+        rows = self._run(
+            lambda conn: conn.execute(
+                self._sql.chain, {"thread": thread_id, "id": checkpoint_id}, binary=True
+            ).fetchall()
+        )
+        return chain_from_rows(map(_record, rows), checkpoint_id, thread_id)
+
+    def messages(self, thread_id: str, keys: Iterable[str]) -> dict[str, bytes]:
+        wanted = list(keys)
+        if not wanted:
+            return {}
+        rows = self._run(
+            lambda conn: conn.execute(
+                self._sql.messages, (thread_id, wanted), binary=True
+            ).fetchall()
+        )
+        return {str(key): bytes(data) for key, data in rows}
+
+    def pending(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
+        rows = self._run(
+            lambda conn: conn.execute(
+                self._sql.pending, (thread_id, checkpoint_id), binary=True
+            ).fetchall()
+        )
+        return [PendingWrite(task_index=int(i), payload=bytes(p)) for i, p in rows]
+
+    def history(
+        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> list[CheckpointRecord]:
+        params = {"thread": thread_id, "before": before, "limit": limit}
+        rows = self._run(
+            lambda conn: conn.execute(self._sql.history, params, binary=True).fetchall()
+        )
+        return [_record(row) for row in rows]
+
+    def threads(self) -> list[str]:
+        rows = self._run(lambda conn: conn.execute(self._sql.threads).fetchall())
+        return [str(row[0]) for row in rows]
+
+    # -- housekeeping -------------------------------------------------------------
+
+    def delete_thread(self, thread_id: str) -> None:
+        def work(conn: _Conn) -> None:
+            with conn.transaction():
+                # the thread's row first, as put and prune lock it: no deadlock with them
+                conn.execute(self._sql.delete_head, (thread_id,))
+                conn.execute(self._sql.delete_thread, {"thread": thread_id})
+
+        self._run(work)
+
+    def prune(self, thread_id: str, keep_last: int) -> int:
+        def work(conn: _Conn) -> int:
+            with conn.transaction():
+                # lock the thread's row: a put waits, so the head cannot move meanwhile
+                row = conn.execute(self._sql.head_for_update, (thread_id,)).fetchone()
+                if row is None:
+                    return 0
+                rows = conn.execute(self._sql.lineage, (thread_id,)).fetchall()
+                keep = kept_after_prune(rows, row[0], keep_last)
+                dropped = [cid for cid, _, _ in rows if cid not in keep]
+                if dropped:
+                    conn.execute(self._sql.drop_checkpoints, {"thread": thread_id, "ids": dropped})
+            return len(dropped)
+
+        return self._run(work)
+
+    def forget_messages(self, thread_id: str, keep: set[str]) -> int:
+        return self._run(
+            lambda conn: conn.execute(self._sql.forget_messages, (thread_id, list(keep))).rowcount
+        )
+
+    def compact(self) -> None:
+        """Rewrite the tables (VACUUM FULL) so pruned space goes back to the file system.
+
+        It locks each table while rewriting it, so writers wait: run it in a
+        quiet moment. Without it, autovacuum already makes freed space
+        reusable for new checkpoints; the files just do not shrink.
+        """
+
+        def work(conn: _Conn) -> None:
+            for table in _TABLES:
+                conn.execute(f'VACUUM (FULL, ANALYZE) "{self.schema}".flowgraph_{table}')
+
+        self._run(work)
+
+
+class _Statements:
+    """Every query, with the schema-qualified table names filled in once."""
+
+    def __init__(self, s: str) -> None:
+        threads, checkpoints = f"{s}.flowgraph_threads", f"{s}.flowgraph_checkpoints"
+        messages, pending = f"{s}.flowgraph_messages", f"{s}.flowgraph_pending"
+        # One statement per step: the CTEs after `moved` act only if the head moved.
+        rest = (
+            f", saved AS (INSERT INTO {checkpoints} ({_COLUMNS}) "
+            "SELECT %(thread)s, %(id)s, %(parent)s::text, %(step)s::integer, "
+            "%(created)s::float8, %(base)s, %(payload)b FROM moved), "
+            f"stored AS (INSERT INTO {messages} (thread_id, key, data) "
+            "SELECT %(thread)s, u.key, u.data "
+            "FROM unnest(%(keys)s::text[], %(datas)b::bytea[]) AS u(key, data) "
+            "WHERE EXISTS (SELECT FROM moved) ON CONFLICT (thread_id, key) DO NOTHING), "
+            f"cleared AS (DELETE FROM {pending} WHERE thread_id = %(thread)s "
+            "AND checkpoint_id = %(parent)s::text AND EXISTS (SELECT FROM moved)) "
+            "SELECT count(*) FROM moved"
+        )
+        self.put_new = (
+            f"WITH moved AS (INSERT INTO {threads} (thread_id, head, updated_at) "
+            "VALUES (%(thread)s, %(id)s, %(now)s) "
+            "ON CONFLICT (thread_id) DO NOTHING RETURNING 1)" + rest
+        )
+        self.put_next = (
+            f"WITH moved AS (UPDATE {threads} SET head = %(id)s, updated_at = %(now)s "
+            "WHERE thread_id = %(thread)s AND head = %(expected)s RETURNING 1)" + rest
+        )
+        self.put_pending = (
+            f"INSERT INTO {pending} (thread_id, checkpoint_id, task_index, payload) "
+            "SELECT %s, %s, u.i, u.p FROM unnest(%s::integer[], %b::bytea[]) AS u(i, p) "
+            "ON CONFLICT (thread_id, checkpoint_id, task_index) "
+            "DO UPDATE SET payload = excluded.payload"
+        )
+        self.head = f"SELECT head FROM {threads} WHERE thread_id = %s"
+        self.head_for_update = self.head + " FOR UPDATE"
+        self.get = (
+            f"SELECT {_COLUMNS} FROM {checkpoints} WHERE thread_id = %s AND checkpoint_id = %s"
+        )
+        self.chain = (
+            f"SELECT {_COLUMNS} FROM {checkpoints} WHERE thread_id = %(thread)s AND step "
+            f"BETWEEN (SELECT b.step FROM {checkpoints} AS t JOIN {checkpoints} AS b "
+            "ON b.thread_id = t.thread_id AND b.checkpoint_id = t.base_id "
+            "WHERE t.thread_id = %(thread)s AND t.checkpoint_id = %(id)s) "
+            f"AND (SELECT step FROM {checkpoints} "
+            "WHERE thread_id = %(thread)s AND checkpoint_id = %(id)s)"
+        )
+        self.messages = (
+            f"SELECT key, data FROM {messages} WHERE thread_id = %s AND key = ANY(%s::text[])"
+        )
+        self.pending = (
+            f"SELECT task_index, payload FROM {pending} "
+            "WHERE thread_id = %s AND checkpoint_id = %s ORDER BY task_index"
+        )
+        self.history = (
+            f"SELECT {_COLUMNS} FROM {checkpoints} WHERE thread_id = %(thread)s "
+            "AND (%(before)s::text IS NULL OR checkpoint_id < %(before)s::text) "
+            "ORDER BY checkpoint_id DESC LIMIT %(limit)s::bigint"
+        )
+        self.threads = f"SELECT thread_id FROM {threads} ORDER BY thread_id"
+        self.delete_head = f"DELETE FROM {threads} WHERE thread_id = %s"
+        self.delete_thread = (
+            f"WITH b AS (DELETE FROM {checkpoints} WHERE thread_id = %(thread)s), "
+            f"c AS (DELETE FROM {messages} WHERE thread_id = %(thread)s) "
+            f"DELETE FROM {pending} WHERE thread_id = %(thread)s"
+        )
+        self.lineage = (
+            f"SELECT checkpoint_id, parent_id, base_id FROM {checkpoints} WHERE thread_id = %s"
+        )
+        self.drop_checkpoints = (
+            f"WITH c AS (DELETE FROM {checkpoints} "
+            "WHERE thread_id = %(thread)s AND checkpoint_id = ANY(%(ids)s::text[])) "
+            f"DELETE FROM {pending} "
+            "WHERE thread_id = %(thread)s AND checkpoint_id = ANY(%(ids)s::text[])"
+        )
+        self.forget_messages = (
+            f"DELETE FROM {messages} WHERE thread_id = %s AND NOT (key = ANY(%s::text[]))"
+        )
