@@ -108,8 +108,12 @@ class TaskScope:
     """Streams (mode, data) to the caller; None when nobody listens."""
     modes: frozenset[str] = frozenset()
     """The stream modes the caller asked for."""
-    resume_values: list[Any] = field(default_factory=list)
-    """Values given with Command(resume=...) for this task's interrupts, in order."""
+    answers: dict[str, Any] = field(default_factory=dict)
+    """Values given with Command(resume=...) to this task's interrupts, by their key in
+    the task (shared with the tasks of a subgraph the task runs)."""
+    interrupt_path: str = ""
+    """Where this task sits inside the node the parent run paused ("" for the node itself;
+    a subgraph's inner task adds its step and index), so interrupt keys stay distinct."""
     interrupts_seen: int = 0
 
 

@@ -12,6 +12,7 @@ context that located it (node, key, tool call id, thread) as attributes::
     ├── ConcurrentRunError         (RuntimeError)  two writers on one thread
     ├── SerializationError         (TypeError)     a value the codec cannot encode
     ├── DeserializationError       (ValueError)    bytes the codec cannot decode
+    ├── DiagramError               (ValueError)    a diagram that cannot be drawn
     ├── ToolError                  (RuntimeError)  a tool failed (handle_errors=False)
     └── ModelError                 (RuntimeError)  a chat model call failed
         ├── AuthenticationError        401
@@ -33,6 +34,7 @@ __all__ = [
     "BudgetExceededError",
     "ConcurrentRunError",
     "DeserializationError",
+    "DiagramError",
     "FlowgraphError",
     "GraphRecursionError",
     "GraphValidationError",
@@ -122,6 +124,14 @@ class SerializationError(FlowgraphError, TypeError):
 
 class DeserializationError(FlowgraphError, ValueError):
     """Bytes that are not a checkpoint this codec wrote, or name an unregistered type."""
+
+
+class DiagramError(FlowgraphError, ValueError):
+    """A diagram that cannot be drawn: a thread with no history, an unknown format."""
+
+    def __init__(self, message: str, *, thread_id: str | None = None) -> None:
+        super().__init__(message)
+        self.thread_id = thread_id
 
 
 class ToolError(FlowgraphError, RuntimeError):

@@ -64,6 +64,11 @@ CREATE TABLE IF NOT EXISTS pending (
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, created_at, base_id, payload"
 _IN_BATCH = 500
 """Keys per `IN (...)` query, well under SQLite's bound-parameter limit."""
+WAL_AUTOCHECKPOINT_PAGES = 1000
+"""SQLite's default: copy the WAL into the database once it holds ~4 MB (4 KiB pages)."""
+WAL_SIZE_LIMIT = 8 * 1024 * 1024
+"""Bytes the -wal file is truncated to after a checkpoint resets it (above the ~4 MB it
+reaches between checkpoints, so normal use never pays for re-growing it)."""
 
 
 def _record(row: tuple[object, ...]) -> CheckpointRecord:
@@ -119,6 +124,10 @@ class SQLiteCheckpointer(BaseCheckpointer):
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
             db.execute("PRAGMA foreign_keys=OFF")
+            # A burst (a huge step, deleting a long thread) grows the WAL; once the next
+            # checkpoint resets it, it is cut back to this size instead of staying large.
+            db.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+            db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
             self._local.db = db
             with self._lock:
                 self._connections.append(db)

@@ -1,7 +1,10 @@
 """The sync API as a thin bridge over the async run loop.
 
 Called from plain code, a run drives a private event loop kept per thread
-(no thread hop, no loop setup per call). Called from inside a running
+(no thread hop, no loop setup per call). A graph whose code is all sync
+goes one better: its run coroutine is stepped directly, with no Task, and
+the loop runs only while the run waits on something (parallel tasks in
+threads, a retry's sleep). Called from inside a running
 event loop (Jupyter, an async handler calling sync code, or a sync node
 that invokes another graph), the caller's loop cannot be re-entered, so the
 run gets a loop on a thread of its own for as long as it lasts.
@@ -10,6 +13,7 @@ run gets a loop on a thread of its own for as long as it lasts.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
@@ -66,15 +70,56 @@ class _LoopThread:
         self.loop.close()
 
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run `coro` to completion from sync code, whether or not a loop is running here."""
+def run_sync(coro: Coroutine[Any, Any, T], *, direct: bool = False) -> T:
+    """Run `coro` to completion from sync code, whether or not a loop is running here.
+
+    `direct` steps the coroutine without a Task (see `_drive`): only for
+    coroutines that run no user async code, which may expect a current Task
+    (`asyncio.timeout`, anyio).
+    """
     if not _in_running_loop():
-        return _thread_loop().run_until_complete(coro)
+        loop = _thread_loop()
+        if direct:
+            return contextvars.copy_context().run(_drive, loop, coro)
+        return loop.run_until_complete(coro)
     bridge = _LoopThread()
     try:
         return bridge.run(coro)
     finally:
         bridge.stop()
+
+
+def _drive(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -> T:
+    """Step `coro` by hand; when it waits on a future, run the loop until that is done.
+
+    A run that never waits (one sync node a step) then costs no Task, no
+    loop start and no callbacks. The loop is this thread's "running loop"
+    meanwhile, so `asyncio.gather`, `create_task` and `to_thread` inside
+    work as usual; like a Task, it runs in a copy of the caller's context.
+    """
+    events = asyncio.events
+    events._set_running_loop(loop)
+    try:
+        while True:
+            try:
+                waited = coro.send(None)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]  # the coroutine's result
+            if waited is None:  # a bare yield (asyncio.sleep(0)): just go on
+                continue
+            waited._asyncio_future_blocking = False  # what a Task does before resuming
+            events._set_running_loop(None)
+            try:
+                loop.run_until_complete(waited)
+            except BaseException:
+                if not waited.done():
+                    coro.close()
+                    raise
+                # the future's own error: the coroutine gets it when it resumes
+            finally:
+                events._set_running_loop(loop)
+    finally:
+        events._set_running_loop(None)
 
 
 def iterate_sync(

@@ -1,9 +1,12 @@
-"""StateGraph: nodes and edges kept in a networkx MultiDiGraph, compiled into a runnable app.
+"""StateGraph: nodes and edges kept as a networkx MultiDiGraph, compiled into a runnable app.
 
-The networkx graph is the single source of truth for structure: validation,
-the run plan and diagrams all read it. Node attributes hold a `NodeSpec`;
-edge attributes say what kind of edge it is (`direct`, `conditional`,
-`join`, `command`) and carry a label where a branch has one.
+`g.graph` is the structure as a networkx MultiDiGraph: node attributes
+hold a `NodeSpec`; edge attributes say what kind of edge it is (`direct`,
+`conditional`, `join`, `command`) and carry a label where a branch has
+one. Importing networkx costs more than the rest of a cold start, and
+neither running nor validating a graph needs it, so the builder records
+the structure as it is added and builds the networkx graph on first use
+(then keeps it up to date); validation and the run plan read the record.
 """
 
 from __future__ import annotations
@@ -14,13 +17,13 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
-import networkx as nx
-
 from flowgraph.errors import GraphValidationError
 from flowgraph.graph._schema import StateAdapter
 from flowgraph.graph._types import END, START, Budget, RetryPolicy
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from flowgraph.graph._compiled import CompiledGraph
 
 __all__ = ["Branch", "NodeSpec", "StateGraph"]
@@ -89,12 +92,48 @@ class StateGraph:
     def __init__(self, schema: type[Any]) -> None:
         self.schema = schema
         self.state = StateAdapter(schema)
-        self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-        self.graph.add_node(START, kind="start")
-        self.graph.add_node(END, kind="end")
+        self._specs: dict[str, NodeSpec] = {}
+        self._mentioned: dict[str, None] = {}
+        """Every name a node or an edge used, in first-use order (networkx's node order)."""
+        self._successors: dict[str, list[str]] = {}
+        """Every edge (of any kind) by source, one entry per edge."""
+        self._structure: list[tuple[str, tuple[str, ...], dict[str, Any]]] = []
+        """("node", (name,), attributes) and ("edge", (a, b), attributes), in order."""
+        self._nx: nx.MultiDiGraph[str] | None = None
+        self._add_to_structure("node", (START,), {"kind": "start"})
+        self._add_to_structure("node", (END,), {"kind": "end"})
         self.branches: list[Branch] = []
         self.joins: list[tuple[frozenset[str], str]] = []
         self._edges: list[tuple[str, str]] = []
+
+    # -- structure ------------------------------------------------------------
+
+    @property
+    def graph(self) -> nx.MultiDiGraph[str]:
+        """The structure as a networkx MultiDiGraph (built on first use, then kept current)."""
+        if self._nx is None:
+            import networkx as nx
+
+            graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+            for what, ends, attributes in self._structure:
+                _add_to(graph, what, ends, attributes)
+            self._nx = graph
+        return self._nx
+
+    def _add_to_structure(
+        self, what: str, ends: tuple[str, ...], attributes: dict[str, Any]
+    ) -> None:
+        self._structure.append((what, ends, attributes))
+        for name in ends:
+            self._mentioned.setdefault(name, None)
+        if what == "edge":
+            self._successors.setdefault(ends[0], []).append(ends[1])
+        if self._nx is not None:
+            _add_to(self._nx, what, ends, attributes)
+
+    def successors(self) -> dict[str, list[str]]:
+        """Every edge's target by source (any kind of edge; one entry per edge)."""
+        return self._successors
 
     # -- nodes ----------------------------------------------------------------
 
@@ -137,9 +176,10 @@ class StateGraph:
                 node=name,
             )
         spec = self._spec(name, fn, retry, tuple(destinations or ()))
-        self.graph.add_node(name, spec=spec, kind=spec.kind)
+        self._specs[name] = spec
+        self._add_to_structure("node", (name,), {"spec": spec, "kind": spec.kind})
         for target in spec.destinations:
-            self.graph.add_edge(name, target, kind="command")
+            self._add_to_structure("edge", (name, target), {"kind": "command"})
         return self
 
     def _spec(
@@ -178,7 +218,7 @@ class StateGraph:
             if end == START:
                 raise GraphValidationError("An edge cannot lead into START", node=start)
             self._edges.append((start, end))
-            self.graph.add_edge(start, end, kind="direct")
+            self._add_to_structure("edge", (start, end), {"kind": "direct"})
             return self
         sources = frozenset(start)
         if not sources:
@@ -187,7 +227,7 @@ class StateGraph:
             raise GraphValidationError("A join edge cannot wait for START or END", node=end)
         self.joins.append((sources, end))
         for source in sorted(sources):
-            self.graph.add_edge(source, end, kind="join")
+            self._add_to_structure("edge", (source, end), {"kind": "join"})
         return self
 
     def add_conditional_edges(
@@ -224,7 +264,9 @@ class StateGraph:
         branch = Branch(source, path, mapping, _is_async_callable(path), targets)
         self.branches.append(branch)
         for label, target in labels:
-            self.graph.add_edge(source, target, kind="conditional", label=label)
+            self._add_to_structure(
+                "edge", (source, target), {"kind": "conditional", "label": label}
+            )
         return self
 
     # -- compile --------------------------------------------------------------
@@ -256,13 +298,23 @@ class StateGraph:
 
     def _is_node(self, name: str) -> bool:
         """True for an added node (an edge may name a node before it is added)."""
-        return name in self.graph and "spec" in self.graph.nodes[name]
+        return name in self._specs
 
     @property
     def nodes(self) -> dict[str, NodeSpec]:
-        """The user's nodes by name (START and END excluded)."""
-        return {n: d["spec"] for n, d in self.graph.nodes(data=True) if "spec" in d}
+        """The user's nodes by name (START and END excluded), in networkx's node order."""
+        specs = self._specs
+        return {n: specs[n] for n in self._mentioned if n in specs}
 
     def direct_edges(self) -> list[tuple[str, str]]:
         """Plain edges in the order they were added."""
         return list(self._edges)
+
+
+def _add_to(
+    graph: nx.MultiDiGraph[str], what: str, ends: tuple[str, ...], attributes: dict[str, Any]
+) -> None:
+    if what == "node":
+        graph.add_node(ends[0], **attributes)
+    else:
+        graph.add_edge(ends[0], ends[1], **attributes)

@@ -8,6 +8,7 @@ the state API reads and writes the thread's checkpoints.
 from __future__ import annotations
 
 import asyncio
+import copy
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -21,6 +22,7 @@ from flowgraph._context import RunUsage, current_task, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key, scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._bridge import iterate_sync, run_sync
+from flowgraph.graph._interrupt import GraphInterrupt, Pause
 from flowgraph.graph._persist import Cursor, Saver, ThreadCache, referenced_messages
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, SubgraphWrites, run_loop, start_tasks
@@ -29,6 +31,9 @@ from flowgraph.graph._turns import ThreadTurns
 from flowgraph.graph._types import START, Budget, StateSnapshot, StreamMode, StreamPart
 
 if TYPE_CHECKING:
+    import os
+    from pathlib import Path
+
     import networkx as nx
 
     from flowgraph.checkpoint.base import BaseCheckpointer
@@ -98,6 +103,7 @@ class CompiledGraph:
         interrupt_after: Sequence[str] | None,
         inline_sync: bool,
         wait: bool | float = False,
+        run_id: str | None = None,
         sink: Callable[[StreamPart], None] | None = None,
         modes: frozenset[str] = frozenset(),
     ) -> RunOptions:
@@ -119,6 +125,7 @@ class CompiledGraph:
                 self.interrupt_after if interrupt_after is None else interrupt_after
             ),
             wait=wait,
+            run_id=run_id,
         )
 
     # -- running -----------------------------------------------------------------
@@ -140,6 +147,7 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         wait: bool | float = False,
+        run_id: str | None = None,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
@@ -148,7 +156,10 @@ class CompiledGraph:
         `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
         A run on a thread another run is writing fails with ConcurrentRunError;
         `wait=True` (or a number of seconds) waits its turn instead, among the
-        runs of this process.
+        runs of this process. `run_id` names the run in its checkpoints' metadata
+        (default: a fresh id); a run whose id is already the thread's head's (a
+        task queue delivering the same run twice) does not apply its input again
+        but resumes the thread.
         """
         options = self._options(
             thread_id=thread_id,
@@ -158,6 +169,7 @@ class CompiledGraph:
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             wait=wait,
+            run_id=run_id,
             inline_sync=False,
         )
         return await self._invoke(input, options)
@@ -173,6 +185,7 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         wait: bool | float = False,
+        run_id: str | None = None,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
@@ -181,7 +194,10 @@ class CompiledGraph:
         `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
         A run on a thread another run is writing fails with ConcurrentRunError;
         `wait=True` (or a number of seconds) waits its turn instead, among the
-        runs of this process.
+        runs of this process. `run_id` names the run in its checkpoints' metadata
+        (default: a fresh id); a run whose id is already the thread's head's (a
+        task queue delivering the same run twice) does not apply its input again
+        but resumes the thread.
         """
         options = self._options(
             thread_id=thread_id,
@@ -191,9 +207,10 @@ class CompiledGraph:
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             wait=wait,
+            run_id=run_id,
             inline_sync=True,
         )
-        return run_sync(self._invoke(input, options))
+        return run_sync(self._invoke(input, options), direct=self.engine.plan.all_sync)
 
     async def _astream(
         self, input: Any, mode: StreamMode | Sequence[StreamMode], options: RunOptions
@@ -252,6 +269,7 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         wait: bool | float = False,
+        run_id: str | None = None,
     ) -> AsyncIterator[StreamPart]:
         """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
         _modes(mode)
@@ -263,6 +281,7 @@ class CompiledGraph:
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             wait=wait,
+            run_id=run_id,
             inline_sync=False,
         )
         return self._astream(input, mode, options)
@@ -279,6 +298,7 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         wait: bool | float = False,
+        run_id: str | None = None,
     ) -> Iterator[StreamPart]:
         """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
         _modes(mode)
@@ -290,6 +310,7 @@ class CompiledGraph:
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             wait=wait,
+            run_id=run_id,
             inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
         stop = threading.Event()
@@ -327,7 +348,7 @@ class CompiledGraph:
             step=record.step,
             created_at=record.created_at,
             metadata=loaded.metadata,
-            interrupts=tuple(p.interrupt for p in loaded.pending.values() if p.interrupt),
+            interrupts=tuple(i for p in loaded.pending.values() for i in p.interrupts),
         )
 
     def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot:
@@ -355,8 +376,13 @@ class CompiledGraph:
         """Write `values` to the thread through the reducers, as a new checkpoint; its id.
 
         With `as_node`, the write counts as that node's output: the next
-        tasks are the ones its edges lead to. Without, the thread's pending
-        tasks stay as they were.
+        tasks are the ones its edges lead to, and a step the thread was
+        paused in is superseded (its interrupts are no longer waiting).
+        Without, the thread's pending tasks stay as they were, and so does a
+        pause: its interrupts keep their ids, `Command(resume=...)` answers
+        them, and the paused node runs again on the edited state; siblings
+        that had finished are not run again, their writes are merged when
+        the step completes (after this update).
         """
         return run_sync(self._update_state(thread_id, values, as_node))
 
@@ -401,7 +427,23 @@ class CompiledGraph:
         record = await saver.save_step(
             run.values, [result], run.tasks, run.join_seen, run.usage, step, source="update"
         )
+        if as_node is None and loaded is not None and loaded.pending:
+            # an edit of a paused step: the step, its pauses and finished tasks carry over
+            await saver.save_pending(loaded.pending)
         return record.checkpoint_id
+
+    def with_checkpointer(self, checkpointer: BaseCheckpointer | None) -> CompiledGraph:
+        """A copy of this app that keeps its threads in `checkpointer` instead.
+
+        The structure and settings are shared; the thread cache and the
+        one-run-per-thread bookkeeping are the copy's own, since they
+        describe a store. The CLI runs a user's app against its own store.
+        """
+        other = copy.copy(self)
+        other.checkpointer = checkpointer
+        other._cache = ThreadCache() if checkpointer is not None else None
+        other._turns = ThreadTurns() if checkpointer is not None else _NO_TURNS
+        return other
 
     def threads(self) -> list[str]:
         """Every thread the checkpointer holds."""
@@ -425,6 +467,44 @@ class CompiledGraph:
         if self._cache is not None:
             self._cache.forget(thread_id)
         return dropped
+
+    # -- diagrams (drawn by flowgraph.viz, reached through a hook) --------------------
+
+    def to_mermaid(self, *, thread_id: str | None = None) -> str:
+        """A Mermaid flowchart; with `thread_id`, the path that thread took is highlighted."""
+        from flowgraph.graph._diagrams import diagram_functions
+
+        return diagram_functions().to_mermaid(self, thread_id)
+
+    def to_dot(self, *, thread_id: str | None = None) -> str:
+        """Graphviz DOT source; with `thread_id`, the path that thread took is highlighted."""
+        from flowgraph.graph._diagrams import diagram_functions
+
+        return diagram_functions().to_dot(self, thread_id)
+
+    def to_ascii(self) -> str:
+        """Boxes and arrows for a terminal (at most 80 columns where names allow)."""
+        from flowgraph.graph._diagrams import diagram_functions
+
+        return diagram_functions().to_ascii(self)
+
+    def to_mermaid_sequence(self, thread_id: str) -> str:
+        """The thread's conversation as a Mermaid sequence diagram (user, model, tools)."""
+        from flowgraph.graph._diagrams import diagram_functions
+
+        return diagram_functions().to_mermaid_sequence(self, thread_id)
+
+    def render(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        thread_id: str | None = None,
+        engine: str = "auto",
+    ) -> Path:
+        """Write the diagram to `path` (.svg, .png, .html, .mmd, .dot); returns the path."""
+        from flowgraph.graph._diagrams import diagram_functions
+
+        return diagram_functions().render(self, path, thread_id, engine)
 
     # -- as a node of another graph ----------------------------------------------
 
@@ -456,9 +536,21 @@ class CompiledGraph:
                 sink=(lambda part: emit(part.mode, part.data)) if emit is not None else None,
                 modes=scope.modes & {"messages"} if scope is not None else frozenset(),
                 write_log=[],
+                parent_task=scope,
             )
-            await start_tasks(engine, run, START)
-            await run_loop(engine, run)
+            try:
+                await start_tasks(engine, run, START)
+                await run_loop(engine, run)
+            except GraphInterrupt as paused:
+                if scope is None:
+                    raise
+                # the pauses become this node's, named by their path ("review/ask")
+                raise GraphInterrupt(
+                    [
+                        Pause(replace(p.interrupt, node=f"{scope.node}/{p.interrupt.node}"), p.key)
+                        for p in paused.pauses
+                    ]
+                ) from None
             assert run.write_log is not None
             return SubgraphWrites((k, v) for k, v in run.write_log if k in parent.reducers)
 

@@ -3,29 +3,52 @@
 The node runs again from its start when the thread is resumed with
 `invoke(Command(resume=value), thread_id=...)`; this time `interrupt()`
 returns `value`. Code before the call therefore runs twice: keep it
-idempotent (or move side effects after the interrupt).
+idempotent (or move side effects after the interrupt). A node that is a
+subgraph runs again from the subgraph's start, and each `interrupt()` in
+it returns its answer in turn.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from flowgraph._context import current_task
 from flowgraph.graph._types import Interrupt
 
-__all__ = ["GraphInterrupt", "interrupt"]
+__all__ = ["GraphInterrupt", "Pause", "interrupt"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """An interrupt and its key inside the paused task: where its answer goes on resume.
+
+    The key ("i0", or "3.1.i0" inside a subgraph: inner step, task, position)
+    depends only on where the call sits in the task, never on the
+    checkpoint, so an answer finds its interrupt however the thread's head
+    moved since (an update_state in between, say).
+    """
+
+    interrupt: Interrupt
+    key: str
 
 
 class GraphInterrupt(BaseException):
     """Raised by interrupt() to unwind the node; the engine catches it.
 
     It derives from BaseException so that a node's `except Exception`
-    cannot swallow the pause by accident.
+    cannot swallow the pause by accident. A subgraph re-raises the pauses
+    of its inner tasks (several, if parallel ones paused) to its own node.
     """
 
-    def __init__(self, interrupt: Interrupt) -> None:
-        super().__init__(interrupt)
-        self.interrupt = interrupt
+    def __init__(self, pauses: Sequence[Pause]) -> None:
+        super().__init__(*(p.interrupt for p in pauses))
+        self.pauses = list(pauses)
+
+    @property
+    def interrupt(self) -> Interrupt:
+        return self.pauses[0].interrupt
 
 
 def interrupt(value: Any = None) -> Any:
@@ -42,7 +65,9 @@ def interrupt(value: Any = None) -> Any:
         )
     position = scope.interrupts_seen
     scope.interrupts_seen = position + 1
-    if position < len(scope.resume_values):
-        return scope.resume_values[position]
+    key = f"{scope.interrupt_path}i{position}"
+    answers = scope.answers
+    if key in answers:
+        return answers[key]
     interrupt_id = f"{scope.run_scope}-{scope.step}-{scope.task_index}-i{position}"
-    raise GraphInterrupt(Interrupt(value, interrupt_id, scope.node))
+    raise GraphInterrupt([Pause(Interrupt(value, interrupt_id, scope.node), key)])

@@ -37,6 +37,7 @@ from flowgraph.checkpoint.base import (
     new_checkpoint_id,
 )
 from flowgraph.errors import DeserializationError, SerializationError
+from flowgraph.graph._interrupt import Pause
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
 from flowgraph.graph._types import MISSING, Interrupt, Send
 from flowgraph.messages import RemoveMessage
@@ -116,16 +117,26 @@ class Cursor:
 
 @dataclass(slots=True)
 class PendingTask:
-    """A task of an unfinished step that already ran (its writes) or paused (its interrupt)."""
+    """A task of an unfinished step that already ran (its writes) or paused (its interrupts)."""
 
     node: str
     writes: list[tuple[str, Any]] | None = None
     goto: list[str | Send] = field(default_factory=list)
-    interrupt: Interrupt | None = None
-    resumes: list[Any] = field(default_factory=list)
-    """Values given to this task's earlier interrupts, in order."""
+    pauses: list[Pause] = field(default_factory=list)
+    """The interrupts waiting for an answer (several when parallel tasks of a subgraph paused)."""
+    answers: dict[str, Any] = field(default_factory=dict)
+    """Values given to this task's earlier interrupts, by key (see `Pause.key`)."""
     breakpoint: bool = False
     """Paused by interrupt_before, not by interrupt()."""
+
+    @property
+    def interrupts(self) -> list[Interrupt]:
+        return [p.interrupt for p in self.pauses]
+
+    @property
+    def interrupt(self) -> Interrupt | None:
+        """The first waiting interrupt (see `interrupts` for all of them)."""
+        return self.pauses[0].interrupt if self.pauses else None
 
 
 @dataclass(slots=True)
@@ -293,10 +304,12 @@ def encode_pending(task: PendingTask) -> bytes:
         payload["writes"] = [[k, v] for k, v in task.writes]
     if task.goto:
         payload["goto"] = [g if isinstance(g, str) else [g.node, g.arg] for g in task.goto]
-    if task.interrupt is not None:
-        payload["interrupt"] = [task.interrupt.value, task.interrupt.id]
-    if task.resumes:
-        payload["resumes"] = task.resumes
+    if task.pauses:
+        payload["pauses"] = [
+            [p.interrupt.value, p.interrupt.id, p.interrupt.node, p.key] for p in task.pauses
+        ]
+    if task.answers:
+        payload["answers"] = task.answers
     if task.breakpoint:
         payload["breakpoint"] = True
     return _dumps(payload, task.node)
@@ -305,13 +318,19 @@ def encode_pending(task: PendingTask) -> bytes:
 def _decode_pending(write: PendingWrite) -> PendingTask:
     data = serde.loads(write.payload)
     node = data["node"]
-    interrupt = data.get("interrupt")
+    pauses = [Pause(Interrupt(v, i, n), k) for v, i, n, k in data.get("pauses", ())]
+    answers = dict(data.get("answers", {}))
+    if "interrupt" in data:  # the first layout: one interrupt, answers in order
+        resumes = list(data.get("resumes", ()))
+        answers = {f"i{n}": v for n, v in enumerate(resumes)}
+        value, interrupt_id = data["interrupt"]
+        pauses = [Pause(Interrupt(value, interrupt_id, node), f"i{len(resumes)}")]
     return PendingTask(
         node=node,
         writes=[(k, v) for k, v in data["writes"]] if "writes" in data else None,
         goto=[g if isinstance(g, str) else Send(g[0], g[1]) for g in data.get("goto", ())],
-        interrupt=Interrupt(interrupt[0], interrupt[1], node) if interrupt else None,
-        resumes=list(data.get("resumes", ())),
+        pauses=pauses,
+        answers=answers,
         breakpoint=bool(data.get("breakpoint")),
     )
 

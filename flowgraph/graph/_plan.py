@@ -44,10 +44,14 @@ class TaskResult:
 class Plan:
     """The graph's structure indexed for the run loop: successors, branches and joins per node."""
 
-    __slots__ = ("branches", "joins", "joins_by_source", "nodes", "successors")
+    __slots__ = ("all_sync", "branches", "joins", "joins_by_source", "nodes", "successors")
 
     def __init__(self, builder: StateGraph) -> None:
         self.nodes = builder.nodes
+        self.all_sync = not any(spec.is_async for spec in self.nodes.values()) and not any(
+            branch.is_async for branch in builder.branches
+        )
+        """No node or branch is async: a sync run may step the loop by hand (`run_sync`)."""
         successors: dict[str, list[str]] = {}
         for a, b in builder.direct_edges():
             successors.setdefault(a, []).append(b)

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from flowgraph._context import RunUsage, TaskScope, current_task, message_id_factory
 from flowgraph._ids import deterministic_id_factory
 from flowgraph.errors import GraphRecursionError, GraphValidationError, InvalidUpdateError
-from flowgraph.graph._interrupt import GraphInterrupt
+from flowgraph.graph._interrupt import GraphInterrupt, Pause
 from flowgraph.graph._persist import PendingTask, Saver
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes, next_tasks
+from flowgraph.graph._pool import run_in_thread
 from flowgraph.graph._types import MISSING, Command, Interrupt, Send, StreamPart
 
 if TYPE_CHECKING:
@@ -66,8 +67,8 @@ class Run:
     """Writes a checkpoint after every step (None: no checkpointer, no history kept)."""
     prefilled: dict[int, TaskResult] = field(default_factory=dict)
     """Results of tasks that finished before the run stopped; the resumed step reuses them."""
-    resumes: dict[int, list[Any]] = field(default_factory=dict)
-    """Resume values for the interrupts of the first step's tasks, by task index."""
+    answers: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """Resume values for the interrupts of the first step's tasks, by task index and key."""
     paused: dict[int, PendingTask] = field(default_factory=dict)
     """The interrupts the first step's tasks were paused at, by task index."""
     interrupt_before: frozenset[str] = frozenset()
@@ -82,6 +83,9 @@ class Run:
     """Waits until a stream's reader has taken the parts so far (backpressure)."""
     write_log: list[tuple[str, Any]] | None = None
     """When set, every merged write is also recorded here (subgraphs report them up)."""
+    parent_task: TaskScope | None = None
+    """The task of the outer run this (subgraph) run belongs to: its tasks take their
+    interrupt answers from it, and a pause is raised up to it."""
 
     def emitter(self, node: str, step: int) -> Callable[[str, Any], None] | None:
         """The task-level stream function (`_context.emit`), tagged with node and step."""
@@ -147,7 +151,7 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
 async def _call(fn: Callable[..., Any], arg: Any, *, is_async: bool, inline: bool) -> Any:
     if is_async:
         return await fn(arg)
-    out = fn(arg) if inline else await asyncio.to_thread(fn, arg)
+    out = fn(arg) if inline else await run_in_thread(fn, arg)
     if type(out) is not dict and out is not None and inspect.isawaitable(out):
         out = await out  # a sync callable that returned a coroutine (e.g. a partial)
     return out
@@ -158,8 +162,12 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
     scope = TaskScope(
         task.node, step, task.index, run.usage, run.scope, run.emitter(task.node, step), run.modes
     )
-    if run.resumes:
-        scope.resume_values = run.resumes.get(task.index, [])
+    parent = run.parent_task
+    if parent is not None:
+        scope.answers = parent.answers
+        scope.interrupt_path = f"{parent.interrupt_path}{step}.{task.index}."
+    elif run.answers:
+        scope.answers = run.answers.get(task.index, {})
     token = current_task.set(scope)
     events = "events" in run.modes
     started = time.perf_counter() if events else 0.0
@@ -327,7 +335,7 @@ async def run_loop(engine: Engine, run: Run) -> None:
             await _stop_step(run, outcomes)
             return
         run.prefilled = {}
-        run.resumes = {}
+        run.answers = {}
         run.paused = {}
         values = apply_writes(engine.state, run.values, results, scope=run.scope, step=step)
         routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results], step)
@@ -363,25 +371,27 @@ async def _pause_before(run: Run, paused: Sequence[Task]) -> None:
 async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -> None:
     """A step that did not finish: keep what did, then raise the failure or record the pause."""
     pending: dict[int, PendingTask] = {}
+    pauses: list[Pause] = []
     failure: BaseException | None = None
     for task, outcome in zip(run.tasks, outcomes, strict=True):
         if isinstance(outcome, TaskResult):
             pending[task.index] = PendingTask(task.node, writes=outcome.writes, goto=outcome.goto)
         elif isinstance(outcome, GraphInterrupt):
             pending[task.index] = PendingTask(
-                task.node, interrupt=outcome.interrupt, resumes=run.resumes.get(task.index, [])
+                task.node, pauses=outcome.pauses, answers=run.answers.get(task.index, {})
             )
-            run.interrupts.append(outcome.interrupt)
+            pauses.extend(outcome.pauses)
         else:
             if task.index in run.paused:  # keep the answers it was given for the next resume
                 before = run.paused[task.index]
                 pending[task.index] = PendingTask(
-                    task.node,
-                    interrupt=before.interrupt,
-                    resumes=run.resumes.get(task.index, []),
+                    task.node, pauses=before.pauses, answers=run.answers.get(task.index, {})
                 )
             if failure is None:
                 failure = outcome
+    if failure is None and run.parent_task is not None:
+        raise GraphInterrupt(pauses)  # a subgraph: its node pauses, and re-runs on resume
+    run.interrupts.extend(p.interrupt for p in pauses)
     if failure is None and run.saver is None:
         raise InvalidUpdateError(
             f"Node '{run.interrupts[0].node}' called interrupt(), which needs a checkpointer "

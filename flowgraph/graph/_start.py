@@ -52,6 +52,8 @@ class RunOptions:
     stop: threading.Event | None = None
     wait: bool | float = False
     """Wait for this process's other runs on the thread instead of failing (seconds or True)."""
+    run_id: str | None = None
+    """The caller's name for this run, kept in its checkpoints' metadata (default: a fresh id)."""
     caught_up: Callable[[], Awaitable[None]] | None = None
 
 
@@ -193,11 +195,21 @@ async def prepare_run(
         run.step = loaded.record.step
         run.join_seen = loaded.joins
     forking = loaded is not None and loaded.record.checkpoint_id != cursor.expected
+    if (
+        options.run_id is not None
+        and loaded is not None
+        and not forking
+        and loaded.metadata.get("run_id") == options.run_id
+    ):
+        # The same run delivered again (a task queue's retry): its input is already in
+        # the thread, so go on from where it got to; the compare-and-set on this head
+        # keeps a delivery still running elsewhere from interleaving with this one.
+        input, resuming = None, True
     run.saver = Saver(
         checkpointer,
         state,
         cursor,
-        run_id=uuid.uuid4().hex,
+        run_id=options.run_id or uuid.uuid4().hex,
         direct=direct,
         cache=cache,
         fork=forking,
@@ -229,9 +241,9 @@ def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
     # Resuming is the caller's word to go on: a pause before these nodes is not taken
     # again (also when update_state wrote a new checkpoint in between).
     run.skip_breakpoint = True
-    paused = {i: p for i, p in pending.items() if p.interrupt is not None}
+    paused = {i: p for i, p in pending.items() if p.pauses}
     run.paused = paused
-    run.resumes = {i: list(p.resumes) for i, p in paused.items()}
+    run.answers = {i: dict(p.answers) for i, p in paused.items()}
     if input is None:
         return
     if not paused:
@@ -248,13 +260,13 @@ def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
         )
     answers = _answers(paused, input.resume)
     for i, p in paused.items():
-        interrupt = p.interrupt
-        if interrupt is not None and interrupt.id in answers:
-            run.resumes[i].append(answers[interrupt.id])
+        for pause in p.pauses:
+            if pause.interrupt.id in answers:
+                run.answers[i][pause.key] = answers[pause.interrupt.id]
 
 
 def _answers(paused: dict[int, PendingTask], resume: Any) -> dict[str, Any]:
-    ids = [p.interrupt.id for p in paused.values() if p.interrupt is not None]
+    ids = [pause.interrupt.id for p in paused.values() for pause in p.pauses]
     if isinstance(resume, Mapping) and resume and set(resume) <= set(ids):
         return dict(resume)
     if len(ids) == 1:

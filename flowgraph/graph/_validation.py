@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import networkx as nx
-
 from flowgraph.errors import GraphValidationError
 from flowgraph.graph._types import END, START
 
@@ -55,8 +53,8 @@ def validate(
     for name in (*interrupt_before, *interrupt_after):
         must_exist(name, "interrupt_before/interrupt_after")
 
-    graph = builder.graph
-    if graph.out_degree(START) == 0 and not any(b.source == START for b in builder.branches):
+    successors = builder.successors()
+    if not successors.get(START) and not any(b.source == START for b in builder.branches):
         raise GraphValidationError(
             "The graph has no entry point; add_edge(START, 'first_node') "
             "or add_conditional_edges(START, ...)",
@@ -66,11 +64,11 @@ def validate(
     open_branches = {b.source for b in builder.branches if b.targets is None}
     if open_branches:
         # a branch whose targets are unknown may lead anywhere
-        reachable = set(nx.descendants(graph, START)) | {START}
+        reachable = _reachable(successors)
         if reachable & open_branches:
             reachable = known
     else:
-        reachable = set(nx.descendants(graph, START)) | {START}
+        reachable = _reachable(successors)
     for name in nodes:
         if name not in reachable:
             raise GraphValidationError(
@@ -78,9 +76,21 @@ def validate(
                 "path_map or a node's destinations=, or remove it",
                 node=name,
             )
-        if graph.out_degree(name) == 0 and name not in open_branches:
+        if not successors.get(name) and name not in open_branches:
             raise GraphValidationError(
                 f"Node '{name}' has no way out; add_edge('{name}', END) or to the next node "
                 "(a node that routes with Command(goto=...) declares destinations=[...])",
                 node=name,
             )
+
+
+def _reachable(successors: dict[str, list[str]]) -> set[str]:
+    """START and every name an edge path from START reaches."""
+    seen = {START}
+    todo = [START]
+    while todo:
+        for target in successors.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen

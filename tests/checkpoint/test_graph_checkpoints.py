@@ -544,37 +544,277 @@ def test_a_resume_command_does_not_silently_drop_its_update(
     assert "edited" in out.notes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: interrupt() in a subgraph's node raises InvalidUpdateError 'needs a "
-    "checkpointer' although the parent graph has one: the subgraph's Run has no saver, so "
-    "_runner.py _stop_step treats the pause as an error. A subgraph run should re-raise the "
-    "GraphInterrupt to its parent task (and pass the parent task's resume values down)",
-)
+def edit_draft(app: Any, thread_id: str) -> None:
+    draft = app.get_state(thread_id).values.messages[-1]
+    app.update_state(thread_id, {"messages": [AIMessage("draft, edited", id=draft.id)]})
+
+
+@pytest.mark.parametrize("answer_by", ["value", "id"])
+def test_update_state_on_a_paused_thread_keeps_the_interrupt_waiting(
+    checkpointer: BaseCheckpointer, tid: Tid, answer_by: str
+) -> None:
+    """Edit the state under a pending interrupt(), then answer it: the node re-runs on the edit."""
+    t = tid("t")
+    calls: dict[str, int] = {}
+    app = approval_app(checkpointer, calls)
+    app.invoke({"messages": [HumanMessage("write")]}, thread_id=t)
+    before = app.get_state(t)
+    (pause,) = before.interrupts
+    edit_draft(app, t)
+    after = app.get_state(t)
+    assert after.metadata["source"] == "update"
+    assert after.parent_id == before.checkpoint_id
+    assert after.next == ("review",)
+    assert after.interrupts == (pause,)  # same value, same id
+    assert texts(after.values) == ["write", "draft, edited"]
+
+    resume = "yes" if answer_by == "value" else {pause.id: "yes"}
+    out = app.invoke(Command(resume=resume), thread_id=t)
+    assert texts(out) == ["write", "draft, edited", "answer: yes", "publish3"]
+    assert calls == {"before": 2, "after": 1}
+    assert app.get_state(t).interrupts == ()
+
+
+def test_update_state_on_a_paused_thread_then_invoke_none_asks_again(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    t = tid("t")
+    calls: dict[str, int] = {}
+    app = approval_app(checkpointer, calls)
+    app.invoke({"messages": [HumanMessage("write")]}, thread_id=t)
+    edit_draft(app, t)
+    app.invoke(None, thread_id=t)  # no answer given: the node asks again, about the edit
+    (pause,) = app.get_state(t).interrupts
+    assert pause.value == {"question": "ship it?", "draft": "draft, edited"}
+    assert calls == {"before": 2}
+    out = app.invoke(Command(resume="ok"), thread_id=t)
+    assert texts(out)[-2:] == ["answer: ok", "publish3"]
+
+
+def test_update_state_on_a_paused_step_keeps_finished_siblings(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    t = tid("t")
+    runs: dict[str, int] = {}
+
+    def ask(state: State) -> dict[str, Any]:
+        runs["ask"] = runs.get("ask", 0) + 1
+        return {"notes": [f"ask={interrupt('?')}"]}
+
+    g = StateGraph(State)
+    g.add_node("ask", ask)
+    g.add_node("done", appender("done", runs))
+    g.add_node("join", appender("join", runs))
+    g.add_edge(START, "ask")
+    g.add_edge(START, "done")
+    g.add_edge(["ask", "done"], "join")
+    g.add_edge("join", END)
+    app = g.compile(checkpointer=checkpointer)
+    app.invoke({"notes": []}, thread_id=t)
+    app.update_state(t, {"notes": ["edited"]})
+    assert app.get_state(t).next == ("ask", "done")
+    out = app.invoke(Command(resume="yes"), thread_id=t)
+    # the update comes first; the paused step's writes merge when it completes
+    assert out.notes == ["edited", "ask=yes", "done", "join"]
+    assert runs == {"ask": 2, "done": 1, "join": 1}
+
+
+def test_update_state_as_the_paused_node_supersedes_its_interrupt(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    """as_node says "this is what the node produced": the question is no longer open."""
+    t = tid("t")
+    calls: dict[str, int] = {}
+    app = approval_app(checkpointer, calls)
+    app.invoke({"messages": [HumanMessage("write")]}, thread_id=t)
+    app.update_state(t, {"messages": [AIMessage("answered by hand")]}, as_node="review")
+    state = app.get_state(t)
+    assert state.interrupts == ()
+    assert state.next == ("publish",)
+    with pytest.raises(InvalidUpdateError, match="not waiting"):
+        app.invoke(Command(resume="yes"), thread_id=t)
+    out = app.invoke(None, thread_id=t)
+    assert texts(out) == ["write", "draft1", "answered by hand", "publish3"]
+    assert calls == {"before": 1}  # review did not run again
+
+
+def subgraph_app(store: BaseCheckpointer, inner: StateGraph, *, sibling: Any = None) -> Any:
+    """START -> review (the compiled `inner`) -> after -> END; `sibling` runs beside review."""
+    g = StateGraph(State)
+    g.add_node("review", inner.compile())
+    g.add_node("after", appender("after"))
+    g.add_edge(START, "review")
+    if sibling is None:
+        g.add_edge("review", "after")
+    else:
+        g.add_node("sibling", sibling)
+        g.add_edge(START, "sibling")
+        g.add_edge(["review", "sibling"], "after")
+    g.add_edge("after", END)
+    return g.compile(checkpointer=store)
+
+
 def test_an_interrupt_inside_a_subgraph_pauses_the_parent_thread(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    t = tid("t")
+    calls: dict[str, int] = {}
+
+    def ask(state: State) -> dict[str, Any]:
+        calls["ask"] = calls.get("ask", 0) + 1
+        return {"notes": [f"answer={interrupt('approve?')}"]}
+
+    inner = StateGraph(State)
+    inner.add_node("prepare", appender("prepare", calls))
+    inner.add_node("ask", ask)
+    inner.add_edge(START, "prepare")
+    inner.add_edge("prepare", "ask")
+    inner.add_edge("ask", END)
+    app = subgraph_app(checkpointer, inner)
+    paused = app.invoke({"notes": []}, thread_id=t)
+    assert paused.notes == []  # the subgraph's node did not finish: nothing of it merged
+    state = app.get_state(t)
+    assert state.next == ("review",)
+    (pause,) = state.interrupts
+    assert pause.value == "approve?"
+    assert pause.node == "review/ask"
+    assert calls == {"prepare": 1, "ask": 1}
+
+    out = app.invoke(Command(resume="yes"), thread_id=t)
+    assert out.notes == ["prepare", "answer=yes", "after"]
+    assert texts(out) == ["prepare0", "after1"]
+    assert calls == {"prepare": 2, "ask": 2}  # the subgraph ran again from its start
+    assert app.get_state(t).interrupts == ()
+    with pytest.raises(InvalidUpdateError, match="not waiting"):
+        app.invoke(Command(resume="again"), thread_id=t)
+
+
+def test_two_interrupts_in_a_row_inside_a_subgraph(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    """Two in one inner node, then one in the next inner node: each answered in turn."""
+    t = tid("t")
+    seen: list[str] = []
+
+    def form(state: State) -> dict[str, Any]:
+        name = interrupt("name?")
+        age = interrupt("age?")
+        seen.append(f"form {name}/{age}")
+        return {"notes": [f"{name}/{age}"]}
+
+    def confirm(state: State) -> dict[str, Any]:
+        answer = interrupt(f"confirm {state.notes[-1]}?")
+        seen.append(f"confirm {answer}")
+        return {"notes": [f"confirmed={answer}"]}
+
+    inner = StateGraph(State)
+    inner.add_node("form", form)
+    inner.add_node("confirm", confirm)
+    inner.add_edge(START, "form")
+    inner.add_edge("form", "confirm")
+    inner.add_edge("confirm", END)
+    app = subgraph_app(checkpointer, inner)
+    app.invoke({"notes": []}, thread_id=t)
+    (first,) = app.get_state(t).interrupts
+    assert (first.value, first.node) == ("name?", "review/form")
+    app.invoke(Command(resume="Ada"), thread_id=t)
+    (second,) = app.get_state(t).interrupts
+    assert (second.value, second.node) == ("age?", "review/form")
+    app.invoke(Command(resume={second.id: 36}), thread_id=t)  # by id
+    (third,) = app.get_state(t).interrupts
+    assert (third.value, third.node) == ("confirm Ada/36?", "review/confirm")
+    assert len({first.id, second.id, third.id}) == 3
+    assert app.get_state(t).next == ("review",)
+    out = app.invoke(Command(resume={third.id: "yes"}), thread_id=t)
+    assert out.notes == ["Ada/36", "confirmed=yes", "after"]
+    assert seen == ["form Ada/36", "form Ada/36", "confirm yes"]
+    assert app.get_state(t).interrupts == ()
+
+
+def test_parallel_interrupts_inside_a_subgraph_are_resumed_by_id(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    t = tid("t")
+
+    def asker(name: str) -> Any:
+        def node(state: State) -> dict[str, Any]:
+            return {"notes": [f"{name}={interrupt(f'{name}?')}"]}
+
+        return node
+
+    inner = StateGraph(State)
+    inner.add_node("x", asker("x"))
+    inner.add_node("y", asker("y"))
+    inner.add_edge(START, "x")
+    inner.add_edge(START, "y")
+    inner.add_edge("x", END)
+    inner.add_edge("y", END)
+    app = subgraph_app(checkpointer, inner)
+    app.invoke({"notes": []}, thread_id=t)
+    by_node = {i.node: i for i in app.get_state(t).interrupts}
+    assert {n: i.value for n, i in by_node.items()} == {"review/x": "x?", "review/y": "y?"}
+    with pytest.raises(InvalidUpdateError, match="2 interrupts are waiting"):
+        app.invoke(Command(resume="ambiguous"), thread_id=t)
+    app.invoke(Command(resume={by_node["review/y"].id: "yes"}), thread_id=t)
+    (left,) = app.get_state(t).interrupts
+    assert left == by_node["review/x"]
+    out = app.invoke(Command(resume={left.id: "ok"}), thread_id=t)
+    assert out.notes == ["x=ok", "y=yes", "after"]
+
+
+def test_an_interrupt_two_subgraphs_deep_is_resumed_by_id(
     checkpointer: BaseCheckpointer, tid: Tid
 ) -> None:
     t = tid("t")
 
     def ask(state: State) -> dict[str, Any]:
+        return {"notes": [f"deep={interrupt('deep?')}"]}
+
+    innermost = StateGraph(State)
+    innermost.add_node("ask", ask)
+    innermost.add_edge(START, "ask")
+    innermost.add_edge("ask", END)
+    middle = StateGraph(State)
+    middle.add_node("lead", appender("lead"))
+    middle.add_node("inner", innermost.compile())
+    middle.add_edge(START, "lead")
+    middle.add_edge("lead", "inner")
+    middle.add_edge("inner", END)
+    app = subgraph_app(checkpointer, middle)
+    app.invoke({"notes": []}, thread_id=t)
+    (pause,) = app.get_state(t).interrupts
+    assert (pause.value, pause.node) == ("deep?", "review/inner/ask")
+    out = app.invoke(Command(resume={pause.id: 42}), thread_id=t)
+    assert out.notes == ["lead", "deep=42", "after"]
+
+
+def test_a_subgraph_interrupt_keeps_its_siblings_writes_pending(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    """The sibling that finished in the paused step is not run again on resume."""
+    t = tid("t")
+    calls: dict[str, int] = {}
+
+    def ask(state: State) -> dict[str, Any]:
+        calls["ask"] = calls.get("ask", 0) + 1
         return {"notes": [f"answer={interrupt('approve?')}"]}
 
     inner = StateGraph(State)
     inner.add_node("ask", ask)
     inner.add_edge(START, "ask")
     inner.add_edge("ask", END)
-    g = StateGraph(State)
-    g.add_node("review", inner.compile())
-    g.add_node("after", appender("after"))
-    g.add_edge(START, "review")
-    g.add_edge("review", "after")
-    g.add_edge("after", END)
-    app = g.compile(checkpointer=checkpointer)
-    app.invoke({"notes": []}, thread_id=t)
-    (pause,) = app.get_state(t).interrupts
-    assert pause.value == "approve?"
+    app = subgraph_app(checkpointer, inner, sibling=appender("sibling", calls))
+    paused = app.invoke({"notes": []}, thread_id=t)
+    assert paused.notes == []  # the step did not finish: the sibling's writes are pending
+    state = app.get_state(t)
+    assert state.next == ("review", "sibling")
+    assert [i.node for i in state.interrupts] == ["review/ask"]
+    assert calls == {"ask": 1, "sibling": 1}
+
     out = app.invoke(Command(resume="yes"), thread_id=t)
-    assert out.notes == ["answer=yes", "after"]
+    assert out.notes == ["answer=yes", "sibling", "after"]
+    assert texts(out) == ["sibling0", "after1"]
+    assert calls == {"ask": 2, "sibling": 1}
 
 
 # -- pending writes ------------------------------------------------------------------------
@@ -1122,6 +1362,32 @@ def test_a_long_conversation_stores_each_message_once_and_constant_bytes_per_ste
     # (c) the whole database is far smaller than one full state per checkpoint
     assert stored * 20 < naive, (stored, naive)
     assert size * 10 < naive, (size, naive)
+
+
+def test_the_wal_file_shrinks_back_after_a_burst(tmp_path: Path) -> None:
+    """A 12 MB step, then ordinary ones: the -wal file is cut back to the size limit."""
+    from flowgraph.checkpoint.sqlite import WAL_SIZE_LIMIT
+
+    path = tmp_path / "burst.db"
+    wal = path.with_name(path.name + "-wal")
+    store = SQLiteCheckpointer(path)
+    g = StateGraph(State)
+    g.add_node("reply", appender("reply"))
+    g.add_edge(START, "reply")
+    g.add_edge("reply", END)
+    app = g.compile(checkpointer=store)
+    try:
+        burst = [HumanMessage(f"{i:04d}" + "x" * 40_000) for i in range(300)]
+        app.invoke({"messages": burst}, thread_id="burst")
+        for i in range(30):
+            app.invoke({"messages": [HumanMessage(f"turn {i}")]}, thread_id="steady")
+        app.delete_thread("burst")  # a second burst: freeing 12 MB of pages
+        for i in range(30):
+            app.invoke({"messages": [HumanMessage(f"turn {i}")]}, thread_id="steady")
+        assert 0 < wal.stat().st_size <= WAL_SIZE_LIMIT
+        assert len(app.get_state("steady").values.messages) == 120
+    finally:
+        store.close()
 
 
 def test_pruning_drops_message_versions_no_kept_checkpoint_needs(tmp_path: Path) -> None:
