@@ -11,6 +11,7 @@ per-thread message log; the engine (flowgraph.graph) decides what they hold.
 from typing import TYPE_CHECKING, Any
 
 from flowgraph.checkpoint import serde
+from flowgraph.checkpoint._open import open_checkpointer
 from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite
 from flowgraph.checkpoint.memory import MemoryCheckpointer
 from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
@@ -27,6 +28,7 @@ __all__ = [
     "PostgresCheckpointer",
     "RedisCheckpointer",
     "SQLiteCheckpointer",
+    "open_checkpointer",
     "serde",
 ]
 

@@ -1,0 +1,11 @@
+"""Bridges to other systems; each submodule is imported on its own, by name.
+
+- `flowgraph.integrations.celery`: runs threads as Celery tasks, so any number
+  of worker processes on any number of machines share one checkpoint store
+  (`pip install 'flowgraph[celery]'`).
+
+Nothing is imported here: `import flowgraph.integrations` never pulls in an
+optional dependency.
+"""
+
+__all__: list[str] = []
