@@ -4,7 +4,7 @@ Runs offline by default: a ScriptedChatModel plays the LLM. Point it at a
 real OpenAI-compatible endpoint with FLOWGRAPH_MODEL (e.g. "openai:gpt-4o-mini")
 and FLOWGRAPH_BASE_URL / FLOWGRAPH_API_KEY.
 
-    python examples/quickstart.py            # run a conversation, then show its history
+    python examples/quickstart.py [path/to/checkpoints.db]   # a conversation, then its history
 """
 
 from __future__ import annotations

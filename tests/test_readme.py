@@ -1,15 +1,80 @@
-"""Every Python snippet in README.md runs, as a newcomer would paste it."""
+"""Every Python snippet in README.md runs, as a newcomer would paste it.
+
+Snippets are the ```python blocks, each executed on its own in a fresh
+namespace (nothing is shared between them) with a temporary working
+directory. The README also names every example, and every flowgraph name
+its LangGraph migration table promises exists.
+"""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-SNIPPETS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+import flowgraph
+from flowgraph import CompiledGraph, StateGraph
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+TEXT = README.read_text(encoding="utf-8")
+SNIPPETS = re.findall(r"```python\n(.*?)```", TEXT, re.S)
+
+MIGRATION_NAMES = [
+    "StateGraph",
+    "START",
+    "END",
+    "add_messages",
+    "MessagesState",
+    "RemoveMessage",
+    "REMOVE_ALL_MESSAGES",
+    "HumanMessage",
+    "AIMessage",
+    "SystemMessage",
+    "ToolMessage",
+    "tool",
+    "ToolNode",
+    "tools_condition",
+    "create_react_agent",
+    "trim_messages",
+    "OpenAIChatModel",
+    "OllamaChatModel",
+    "AnthropicChatModel",
+    "init_chat_model",
+    "interrupt",
+    "Command",
+    "Send",
+    "RetryPolicy",
+    "StreamPart",
+    "GraphRecursionError",
+    "FlowgraphError",
+    "flowgraph.checkpoint.MemoryCheckpointer",
+    "flowgraph.checkpoint.SQLiteCheckpointer",
+    "flowgraph.checkpoint.postgres.PostgresCheckpointer",
+    "flowgraph.checkpoint.redis.RedisCheckpointer",
+]
+"""What the migration table maps LangGraph's names to: each must exist and be named there."""
+MIGRATION_KEYWORDS: list[tuple[Callable[..., Any], list[str]]] = [
+    (CompiledGraph.invoke, ["thread_id", "checkpoint_id", "recursion_limit", "interrupt_before"]),
+    (CompiledGraph.stream, ["mode", "thread_id"]),
+    (CompiledGraph.get_state, ["thread_id"]),
+    (CompiledGraph.get_state_history, ["thread_id"]),
+    (CompiledGraph.update_state, ["thread_id", "values", "as_node"]),
+    (StateGraph.add_node, ["retry"]),
+    (StateGraph.compile, ["interrupt_before"]),
+]
+"""Keyword arguments the table tells LangGraph users to pass instead of `config`."""
+
+
+def migration_section() -> str:
+    start = TEXT.index("## Migrating from LangGraph")
+    return TEXT[start : TEXT.index("\n## ", start + 1)]
 
 
 def test_the_readme_has_snippets() -> None:
@@ -17,15 +82,27 @@ def test_the_readme_has_snippets() -> None:
 
 
 def test_the_readme_starts_with_the_two_commands() -> None:
-    text = README.read_text(encoding="utf-8")
-    commands = re.findall(r"```bash\n(.*?)```", text, re.S)
+    commands = re.findall(r"```bash\n(.*?)```", TEXT, re.S)
     assert commands[0].strip() == "pip install -e . && python examples/quickstart.py"
     assert commands[1].strip() == "pip install -e '.[test]' && python -m pytest -n auto"
-    assert text.index(commands[1]) < text.index("## What works today")
+    assert TEXT.index(commands[1]) < TEXT.index("## What works today")
+
+
+SERVERS = {
+    # what a snippet reads -> the test server variable .ci/run sets
+    "DATABASE_URL": "FLOWGRAPH_TEST_POSTGRES_URL",
+    "REDIS_URL": "FLOWGRAPH_TEST_REDIS_URL",
+}
 
 
 @pytest.mark.parametrize("index", range(len(SNIPPETS)))
-def test_snippet_runs(index: int, tmp_path: Path) -> None:
+def test_snippet_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable, test_variable in SERVERS.items():
+        if f'os.environ["{variable}"]' in SNIPPETS[index]:
+            url = os.environ.get(test_variable)
+            if not url:
+                pytest.skip(f"this snippet needs a server: set {test_variable}")
+            monkeypatch.setenv(variable, url)
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
@@ -33,3 +110,29 @@ def test_snippet_runs(index: int, tmp_path: Path) -> None:
         exec(code, {"__name__": f"readme_snippet_{index + 1}"})
     finally:
         os.chdir(cwd)
+
+
+def test_every_example_is_in_the_readme() -> None:
+    examples = sorted(p.name for p in (ROOT / "examples").glob("[!_]*.py"))
+    missing = [name for name in examples if f"examples/{name}" not in TEXT]
+    assert not missing, f"say what these examples show in README.md: {missing}"
+
+
+@pytest.mark.parametrize("name", MIGRATION_NAMES)
+def test_a_migration_target_exists(name: str) -> None:
+    module_name, _, attribute = name.rpartition(".")
+    module = importlib.import_module(module_name) if module_name else flowgraph
+    assert hasattr(module, attribute), f"{name} does not exist"
+    if not module_name:
+        assert name in flowgraph.__all__
+    assert re.search(rf"\b{re.escape(name)}\b", migration_section())
+
+
+@pytest.mark.parametrize(
+    ("method", "keywords"), MIGRATION_KEYWORDS, ids=[m.__qualname__ for m, _ in MIGRATION_KEYWORDS]
+)
+def test_a_migration_keyword_exists(method: Callable[..., Any], keywords: list[str]) -> None:
+    parameters = inspect.signature(method).parameters
+    for keyword in keywords:
+        assert keyword in parameters, f"{method.__qualname__} has no {keyword}="
+        assert re.search(rf"\b{keyword}\b", migration_section())

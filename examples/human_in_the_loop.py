@@ -1,0 +1,166 @@
+"""Human in the loop: a person approves (or declines) every tool call before it runs.
+
+The agent may ask for tools; an "approve" node then calls interrupt(), which
+pauses the run and records the question in the checkpoint. The caller sees
+it in get_state(thread).interrupts -- possibly hours later, in another
+process -- and answers with invoke(Command(resume=...), thread_id=...). An
+approval routes to the tools; a refusal answers each call with an error
+ToolMessage the model can read, so the transcript stays well-formed.
+
+In this offline run the script plays the human: it approves the first
+request and declines the second. Runs with a scripted model; set
+FLOWGRAPH_MODEL (and FLOWGRAPH_BASE_URL / FLOWGRAPH_API_KEY) to use a real one.
+
+    python examples/human_in_the_loop.py [path/to/checkpoints.db]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from flowgraph import (
+    END,
+    START,
+    AIMessage,
+    Command,
+    HumanMessage,
+    MessagesState,
+    ModelNode,
+    StateGraph,
+    ToolMessage,
+    ToolNode,
+    interrupt,
+    tool,
+    tools_condition,
+)
+from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
+from flowgraph.models import ScriptedChatModel, init_chat_model
+
+BOOKINGS: list[str] = []
+"""What the tools really did: a declined call must never land here."""
+
+
+@tool
+def book_table(restaurant: str, people: int, time: str) -> str:
+    """Book a table at a restaurant.
+
+    Args:
+        restaurant: The restaurant's name.
+        people: How many people.
+        time: When, e.g. "20:00".
+    """
+    BOOKINGS.append(f"{restaurant}, {people} people at {time}")
+    return f"Booked {restaurant} for {people} at {time} (confirmation FG-{len(BOOKINGS)})."
+
+
+@tool
+def send_invitations(message: str) -> str:
+    """Email a message to everyone in the user's address book."""
+    BOOKINGS.append(f"mass email: {message}")
+    return "Sent to 312 contacts."
+
+
+def approve(state: MessagesState) -> Command:
+    """Pause for a human decision on the last AI message's tool calls.
+
+    The node runs again from the top when the thread is resumed, and this
+    time interrupt() returns the human's answer: nothing before the call
+    may have side effects.
+    """
+    last = state.messages[-1]
+    assert isinstance(last, AIMessage)
+    decision = interrupt(
+        {
+            "question": "Run these tool calls?",
+            "tool_calls": [{"name": c.name, "args": c.args} for c in last.tool_calls],
+        }
+    )
+    if decision.get("approved"):
+        return Command(goto="tools")
+    refusals = [
+        ToolMessage(
+            f"The user declined this call: {decision.get('reason', 'no reason given')}",
+            tool_call_id=call.id,
+            name=call.name,
+            status="error",
+        )
+        for call in last.tool_calls
+    ]
+    return Command(goto="agent", update={"messages": refusals})
+
+
+def scripted_reply(messages: list[Any]) -> Any:
+    """The offline model: asks for a tool per request, then reports what happened."""
+    last = messages[-1]
+    if last.type == "tool":
+        if last.status == "error":
+            return "Understood, I did not send anything."
+        return f"Done: {last.text}"
+    if "invite" in last.text.lower():
+        args = {"message": "Dinner at Chez Paul, 20:00!"}
+        return {"tool_calls": [{"name": "send_invitations", "args": args, "id": "call_invite"}]}
+    args = {"restaurant": "Chez Paul", "people": 2, "time": "20:00"}
+    return {"tool_calls": [{"name": "book_table", "args": args, "id": "call_book"}]}
+
+
+def pick_model() -> Any:
+    """The real model named by FLOWGRAPH_MODEL, or a scripted one for offline runs."""
+    if os.environ.get("FLOWGRAPH_MODEL"):
+        return init_chat_model()
+    return ScriptedChatModel(scripted_reply)
+
+
+def build_app(db: Path) -> Any:
+    tools = [book_table, send_invitations]
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", ModelNode(pick_model(), tools=tools, system="You book restaurants."))
+    graph.add_node("approve", approve, destinations=["tools", "agent"])
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, "agent")
+    # a tool call goes to the human first, never straight to the tools
+    graph.add_conditional_edges("agent", tools_condition, {"tools": "approve", END: END})
+    graph.add_edge("tools", "agent")
+    return graph.compile(checkpointer=SQLiteCheckpointer(db))
+
+
+def main() -> int:
+    db = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp()) / "hitl.db"
+    app = build_app(db)
+    thread = "dinner"
+    # The "human" of this offline run: yes to the booking, no to the mass email.
+    answers = [
+        {"approved": True},
+        {"approved": False, "reason": "do not email all my contacts"},
+    ]
+    for request, answer in zip(
+        ["Book a table for two at Chez Paul at 20:00.", "Now invite all my contacts."],
+        answers,
+        strict=True,
+    ):
+        print(f"user  > {request}")
+        app.invoke({"messages": [HumanMessage(request)]}, thread_id=thread)
+        paused = app.get_state(thread)
+        for pending in paused.interrupts:
+            # What a UI would show, read back from the checkpoint.
+            print(f"paused in '{pending.node}': {pending.value['question']}")
+            for call in pending.value["tool_calls"]:
+                print(f"  {call['name']}({call['args']})")
+            print(f"human > {answer}")
+        if paused.interrupts:
+            app.invoke(Command(resume=answer), thread_id=thread)
+        print(f"agent > {app.get_state(thread).values.messages[-1].text}\n")
+
+    print("Tool results in the transcript:")
+    for message in app.get_state(thread).values.messages:
+        if message.type == "tool":
+            print(f"  {message.name} [{message.status}]: {message.text}")
+    print(f"What the tools actually did: {BOOKINGS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
