@@ -6,6 +6,7 @@ from flowgraph.errors import (
     BudgetExceededError,
     ConcurrentRunError,
     DeserializationError,
+    DiagramError,
     FlowgraphError,
     GraphRecursionError,
     GraphValidationError,
@@ -96,6 +97,19 @@ from flowgraph.prompts import PromptTemplate, SystemPromptTemplate
 from flowgraph.reducers import MessageList, add_messages
 from flowgraph.state import MessagesState
 from flowgraph.tools import InjectedState, InjectedToolCallId, Tool, tool
+from flowgraph.viz import (  # importing viz also installs the hook behind app.to_mermaid() & co.
+    Diagram,
+    DiagramEdge,
+    DiagramNode,
+    build_diagram,
+    render,
+    to_ascii,
+    to_dot,
+    to_html,
+    to_mermaid,
+    to_mermaid_sequence,
+    to_svg,
+)
 
 __all__ = [
     "END",
@@ -121,6 +135,10 @@ __all__ = [
     "ConcurrentRunError",
     "ContentPart",
     "DeserializationError",
+    "Diagram",
+    "DiagramEdge",
+    "DiagramError",
+    "DiagramNode",
     "FilePart",
     "FlowgraphError",
     "GraphRecursionError",
@@ -177,6 +195,7 @@ __all__ = [
     "UserMessage",
     "VideoPart",
     "add_messages",
+    "build_diagram",
     "count_tokens_approximately",
     "create_react_agent",
     "from_openai",
@@ -184,8 +203,15 @@ __all__ = [
     "interrupt",
     "messages_from_dicts",
     "messages_to_dicts",
+    "render",
     "tiktoken_counter",
+    "to_ascii",
+    "to_dot",
+    "to_html",
+    "to_mermaid",
+    "to_mermaid_sequence",
     "to_openai",
+    "to_svg",
     "tool",
     "tools_condition",
     "trim_messages",

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -79,6 +80,15 @@ EXPECTED = {
         "  step 1: ran summarise, summarise, summarise; summaries: 3",
         "  step 2: ran report; summaries: 3",
     ],
+    "export_diagrams.py": [
+        "  wrote react_agent.mmd",
+        "  wrote react_agent.dot",
+        "  wrote react_agent.svg",
+        "  wrote react_agent.html",
+        "  wrote react_agent.path.svg (path of thread 'weather')",
+        "  wrote persona_switch.svg",
+        "  wrote persona_switch.path.html (path of thread 'review')",
+    ],
     "celery_workers.py": [
         # offline there is no broker: it says how to run it instead of failing
         "No broker: set FLOWGRAPH_BROKER_URL",
@@ -115,9 +125,20 @@ def test_example_runs_offline(example: Path, tmp_path: Path) -> None:
 
 
 def test_every_example_has_expectations() -> None:
-    # export_diagrams.py writes files and its output is the lead's to pin down
-    missing = {p.name for p in EXAMPLES} - set(EXPECTED) - {"export_diagrams.py"}
+    missing = {p.name for p in EXAMPLES} - set(EXPECTED)
     assert not missing, f"add what these print to EXPECTED: {sorted(missing)}"
+
+
+def test_export_diagrams_writes_files_that_parse(tmp_path: Path) -> None:
+    run_example(ROOT / "examples" / "export_diagrams.py", tmp_path)
+    out = tmp_path / "example.db"  # the example takes its first argument as the folder
+    for name in ("react_agent.svg", "react_agent.path.svg", "persona_switch.svg"):
+        svg = ElementTree.parse(out / name).getroot()
+        assert svg.tag.endswith("svg")
+    assert "tools" in (out / "react_agent.svg").read_text(encoding="utf-8")
+    assert (out / "react_agent.mmd").read_text(encoding="utf-8").startswith("---")
+    html = (out / "persona_switch.path.html").read_text(encoding="utf-8")
+    assert html.lstrip().lower().startswith("<!doctype html>") and "http://" not in html
 
 
 def stored_messages(db: Path, thread_id: str) -> list[object]:
