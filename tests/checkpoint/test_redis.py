@@ -290,26 +290,32 @@ def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if binary is None:
         pytest.skip("redis-server is not installed (the CI installs it)")
     workdir = tmp_path_factory.mktemp("cluster")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-         "--cluster-config-file", str(workdir / "nodes.conf"), "--dir", str(workdir),
-         "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
+    for _attempt in range(5):  # a free port may be taken between probing and binding it
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        server = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+             "--cluster-config-file", str(workdir / f"nodes-{port}.conf"), "--dir", str(workdir),
+             "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        url = f"redis://127.0.0.1:{port}/0"
         with redis.Redis.from_url(url) as client:
-            deadline = time.monotonic() + 20
-            while True:
+            deadline = time.monotonic() + 60
+            while server.poll() is None:
                 try:
                     client.ping()
                     break
                 except redis.exceptions.ConnectionError:
                     assert time.monotonic() < deadline, "redis-server did not start"
                     time.sleep(0.05)
+        if server.poll() is None:
+            break
+    else:
+        pytest.fail(f"redis-server exited at once five times (last code {server.returncode})")
+    try:
+        with redis.Redis.from_url(url) as client:
             client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
             while client.cluster("info")["cluster_state"] != "ok":
                 assert time.monotonic() < deadline, "the one-node cluster never came up"
