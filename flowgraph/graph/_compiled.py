@@ -23,7 +23,13 @@ from flowgraph._ids import deterministic_id_factory, random_scope_key, scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._bridge import iterate_sync, run_sync
 from flowgraph.graph._interrupt import GraphInterrupt, Pause
-from flowgraph.graph._persist import Cursor, Saver, ThreadCache, referenced_messages
+from flowgraph.graph._persist import (
+    Cursor,
+    Saver,
+    ThreadCache,
+    referenced_messages,
+    snapshot_of,
+)
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, SubgraphWrites, run_loop, start_tasks
 from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
@@ -339,17 +345,7 @@ class CompiledGraph:
                 created_at=None,
                 metadata={},
             )
-        record = loaded.record
-        return StateSnapshot(
-            values=state.detached(loaded.values),
-            next=tuple(t.node for t in loaded.tasks),
-            checkpoint_id=record.checkpoint_id,
-            parent_id=record.parent_id,
-            step=record.step,
-            created_at=record.created_at,
-            metadata=loaded.metadata,
-            interrupts=tuple(i for p in loaded.pending.values() for i in p.interrupts),
-        )
+        return snapshot_of(loaded, state)
 
     def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot:
         """The thread's state at its head (or at `checkpoint_id`), and what runs next.

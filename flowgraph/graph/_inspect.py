@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from flowgraph.graph._persist import _payload, load, referenced_messages
+from flowgraph.graph._persist import _payload, load, referenced_messages, snapshot_of
 from flowgraph.graph._schema import StateAdapter
 from flowgraph.graph._types import StateSnapshot
 from flowgraph.messages import AnyMessage, RemoveMessage
@@ -122,17 +122,7 @@ class StoredThread:
         if target is None:
             raise LookupError(f"There is no thread {self.thread_id!r} in this store")
         loaded = load(self.checkpointer, self.adapter, self.thread_id, target, head=head)
-        record = loaded.record
-        return StateSnapshot(
-            values=self.adapter.detached(loaded.values),
-            next=tuple(t.node for t in loaded.tasks),
-            checkpoint_id=record.checkpoint_id,
-            parent_id=record.parent_id,
-            step=record.step,
-            created_at=record.created_at,
-            metadata=loaded.metadata,
-            interrupts=tuple(i for p in loaded.pending.values() for i in p.interrupts),
-        )
+        return snapshot_of(loaded, self.adapter)
 
     def history(self) -> list[StateSnapshot]:
         """Every checkpoint of the thread rebuilt, newest first (all branches)."""

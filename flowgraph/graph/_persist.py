@@ -39,7 +39,7 @@ from flowgraph.checkpoint.base import (
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.graph._interrupt import Pause
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
-from flowgraph.graph._types import MISSING, Interrupt, Send
+from flowgraph.graph._types import MISSING, Interrupt, Send, StateSnapshot
 from flowgraph.messages import RemoveMessage
 from flowgraph.reducers import add_messages
 
@@ -150,6 +150,21 @@ class Loaded:
     metadata: dict[str, Any]
     pending: dict[int, PendingTask]
     cursor: Cursor
+
+
+def snapshot_of(loaded: Loaded, state: StateAdapter) -> StateSnapshot:
+    """What `get_state` shows of a loaded checkpoint: values detached from the run's."""
+    record = loaded.record
+    return StateSnapshot(
+        values=state.detached(loaded.values),
+        next=tuple(t.node for t in loaded.tasks),
+        checkpoint_id=record.checkpoint_id,
+        parent_id=record.parent_id,
+        step=record.step,
+        created_at=record.created_at,
+        metadata=loaded.metadata,
+        interrupts=tuple(i for p in loaded.pending.values() for i in p.interrupts),
+    )
 
 
 def step_scope(thread_id: str, parent_id: str | None) -> str:
