@@ -1,5 +1,7 @@
 """flowgraph: multi-step LLM agents as graphs, with a checkpoint after every step."""
 
+import typing as _typing
+
 from flowgraph.errors import (
     AuthenticationError,
     BadRequestError,
@@ -36,6 +38,7 @@ from flowgraph.graph import (
     StateSnapshot,
     StreamMode,
     StreamPart,
+    _diagrams,
     interrupt,
 )
 from flowgraph.messages import (
@@ -71,15 +74,7 @@ from flowgraph.messages import (
     messages_to_dicts,
     to_openai,
 )
-from flowgraph.models import (
-    AnthropicChatModel,
-    ChatModel,
-    ChatOptions,
-    OllamaChatModel,
-    OpenAIChatModel,
-    ScriptedChatModel,
-    init_chat_model,
-)
+from flowgraph.models import ChatModel, ChatOptions, ScriptedChatModel
 from flowgraph.nodes import (
     Agent,
     ModelNode,
@@ -97,19 +92,93 @@ from flowgraph.prompts import PromptTemplate, SystemPromptTemplate
 from flowgraph.reducers import MessageList, add_messages
 from flowgraph.state import MessagesState
 from flowgraph.tools import InjectedState, InjectedToolCallId, Tool, tool
-from flowgraph.viz import (  # importing viz also installs the hook behind app.to_mermaid() & co.
-    Diagram,
-    DiagramEdge,
-    DiagramNode,
-    build_diagram,
-    render,
-    to_ascii,
-    to_dot,
-    to_html,
-    to_mermaid,
-    to_mermaid_sequence,
-    to_svg,
-)
+
+if _typing.TYPE_CHECKING:
+    from flowgraph.models import (
+        AnthropicChatModel,
+        OllamaChatModel,
+        OpenAIChatModel,
+        init_chat_model,
+    )
+    from flowgraph.viz import (
+        Diagram,
+        DiagramEdge,
+        DiagramNode,
+        build_diagram,
+        render,
+        to_ascii,
+        to_dot,
+        to_html,
+        to_mermaid,
+        to_mermaid_sequence,
+        to_svg,
+    )
+
+_LAZY = {
+    # the HTTP adapters: their modules import httpx (see flowgraph.models)
+    "AnthropicChatModel": "flowgraph.models",
+    "OllamaChatModel": "flowgraph.models",
+    "OpenAIChatModel": "flowgraph.models",
+    "init_chat_model": "flowgraph.models",
+    # diagrams: drawing code no run needs
+    "Diagram": "flowgraph.viz",
+    "DiagramEdge": "flowgraph.viz",
+    "DiagramNode": "flowgraph.viz",
+    "build_diagram": "flowgraph.viz",
+    "render": "flowgraph.viz",
+    "to_ascii": "flowgraph.viz",
+    "to_dot": "flowgraph.viz",
+    "to_html": "flowgraph.viz",
+    "to_mermaid": "flowgraph.viz",
+    "to_mermaid_sequence": "flowgraph.viz",
+    "to_svg": "flowgraph.viz",
+}
+"""Names loaded on first use, so `import flowgraph` stays quick (a cold process that
+resumes a thread pays for neither httpx nor the diagram code)."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'flowgraph' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def _install_lazy_diagrams() -> None:
+    """Point the compiled graph's diagram methods at `flowgraph.viz`, imported on first use.
+
+    Importing `flowgraph.viz` registers its own functions, replacing these.
+    """
+
+    def through_viz(name: str) -> _typing.Any:
+        def call(*args: _typing.Any) -> _typing.Any:
+            import flowgraph.viz  # noqa: F401  # registers the real diagram functions
+
+            return getattr(_diagrams.diagram_functions(), name)(*args)
+
+        return call
+
+    _diagrams.register_diagram_functions(
+        _diagrams.DiagramFunctions(
+            to_mermaid=through_viz("to_mermaid"),
+            to_dot=through_viz("to_dot"),
+            to_ascii=through_viz("to_ascii"),
+            to_mermaid_sequence=through_viz("to_mermaid_sequence"),
+            render=through_viz("render"),
+        )
+    )
+
+
+_install_lazy_diagrams()
+
 
 __all__ = [
     "END",

@@ -163,6 +163,12 @@ def add_messages(left: Sequence[Any] | Any, right: Sequence[Any] | Any) -> list[
     is a `MessageList` that remembers its ids' positions, so merging a
     small update into a long history costs O(update), not O(history).
     """
+    if not left and type(right) in _LISTS:
+        # a first write (a new thread's input, or a history passed back in): when every
+        # item is a plain message with a distinct id, its positions are all there is to do
+        fresh = {m.id: i for i, m in enumerate(right) if type(m) in _PLAIN}
+        if len(fresh) == len(right) and None not in fresh:
+            return MessageList(right, fresh)
     positions = _positions_of(left)
     if positions is None:
         merged: list[Any] = []
@@ -189,3 +195,4 @@ def _compacted(merged: list[Any]) -> tuple[list[Any], dict[str, int]]:
 
 
 _PLAIN = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage})
+_LISTS = frozenset({list, MessageList})

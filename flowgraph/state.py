@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, get_args, get_origin, get_type_hints, is_typeddict
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from flowgraph.messages import AnyMessage
 from flowgraph.reducers import add_messages
@@ -22,6 +22,10 @@ Reducer = Callable[[Any, Any], Any]
 
 class MessagesState(BaseModel):
     """The state most agents need: a message list merged by id. Subclass to add fields."""
+
+    model_config = ConfigDict(defer_build=True)
+    """The validator is built on first validation, not at import: the engine builds
+    state views without it, and a cold process resuming a thread may never need it."""
 
     messages: Annotated[list[AnyMessage], add_messages] = Field(default_factory=list)
 

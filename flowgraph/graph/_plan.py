@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flowgraph._context import message_id_factory
-from flowgraph._ids import deterministic_id_factory
+from flowgraph._ids import StepIds
 from flowgraph.errors import GraphValidationError
 from flowgraph.graph._types import END, MISSING, Send
 
@@ -82,19 +82,23 @@ def apply_writes(
     same step always produces the same ids.
     """
     merged = dict(values)
-    for result in results:
-        if not result.writes:
-            continue
-        task = result.task
-        token = message_id_factory.set(deterministic_id_factory(scope, step, task.index))
-        try:
+    ids = StepIds(scope, step) if state.merges_need_ids else None
+    token = message_id_factory.set(ids) if ids is not None else None
+    try:
+        for result in results:
+            if not result.writes:
+                continue
+            task = result.task
+            if ids is not None:
+                ids.start(task.index)
             for key, value in result.writes:
                 try:
                     state.apply(merged, key, value)
                 except Exception as exc:
                     exc.add_note(f"(merging what node '{task.node}' wrote to '{key}', step {step})")
                     raise
-        finally:
+    finally:
+        if token is not None:
             message_id_factory.reset(token)
     return merged
 

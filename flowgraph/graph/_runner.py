@@ -157,6 +157,14 @@ async def _call(fn: Callable[..., Any], arg: Any, *, is_async: bool, inline: boo
     return out
 
 
+def _awaitable(out: Any) -> bool:
+    """`inspect.isawaitable`, answered at once for what nodes and branches usually return."""
+    return type(out) not in _PLAIN_RESULTS and inspect.isawaitable(out)
+
+
+_PLAIN_RESULTS = frozenset({dict, str, list, tuple, type(None)})
+
+
 async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
     scope = TaskScope(
@@ -182,7 +190,15 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             # every attempt numbers its messages from the start: a retry re-emits the same ids
             ids = message_id_factory.set(deterministic_id_factory(run.scope, step, task.index))
             try:
-                out = await _call(spec.fn, arg, is_async=spec.is_async, inline=inline)
+                # the common cases inline: no extra coroutine per task
+                if spec.is_async:
+                    out = await spec.fn(arg)
+                elif inline:
+                    out = spec.fn(arg)
+                    if _awaitable(out):
+                        out = await out  # a sync callable that returned a coroutine
+                else:
+                    out = await _call(spec.fn, arg, is_async=False, inline=False)
                 result = _result(engine, task, out)
                 break
             except Exception as exc:
@@ -283,7 +299,7 @@ async def _routes(
                 view = engine.state.view(values)
             try:
                 out = branch.path(view)
-                if branch.is_async or inspect.isawaitable(out):
+                if branch.is_async or _awaitable(out):
                     out = await out
             except Exception as exc:
                 exc.add_note(f"(in the conditional edge from '{node}', after step {step})")
@@ -334,9 +350,12 @@ async def run_loop(engine: Engine, run: Run) -> None:
         if len(results) != len(outcomes):
             await _stop_step(run, outcomes)
             return
-        run.prefilled = {}
-        run.answers = {}
-        run.paused = {}
+        if run.prefilled:  # only the first step of a resume has these
+            run.prefilled = {}
+        if run.answers:
+            run.answers = {}
+        if run.paused:
+            run.paused = {}
         values = apply_writes(engine.state, run.values, results, scope=run.scope, step=step)
         routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results], step)
         tasks = next_tasks(engine.plan, routes, run.join_seen)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Annotated, Any, get_type_hints
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -31,6 +32,7 @@ from flowgraph.state import Reducer, field_reducers, is_typeddict_schema
 __all__ = ["StateAdapter"]
 
 _MESSAGE_TYPES = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage, RemoveMessage})
+_ID = attrgetter("id")
 
 
 def _default_maker(info: FieldInfo) -> Callable[[], Any]:
@@ -75,6 +77,11 @@ class StateAdapter:
             )
         self.reducers: dict[str, Reducer | None] = field_reducers(schema)
         self.message_fields = frozenset(k for k, r in self.reducers.items() if r is add_messages)
+        self.merges_need_ids = any(
+            r is not None and r is not add_messages for r in self.reducers.values()
+        )
+        """A custom reducer may make message ids while merging; replaced fields and message
+        fields (whose writes got their ids in `check_update`) never do."""
         self._validators: dict[str, TypeAdapter[Any]] = {}
         self._has_private = self.is_model and bool(schema.__private_attributes__)
         fields = schema.model_fields if self.is_model else {}
@@ -148,8 +155,12 @@ class StateAdapter:
         return checked
 
     def _with_ids(self, node: str, key: str, value: Any) -> list[Any]:
-        if isinstance(value, list) and all(type(m) in _MESSAGE_TYPES for m in value):
+        # the common case (a list of messages that all have ids, e.g. a conversation passed
+        # back in as input) is checked by C-level passes, not a Python loop per message
+        if isinstance(value, list) and _MESSAGE_TYPES.issuperset(map(type, value)):
             messages = list(value)
+            if None not in map(_ID, messages):
+                return messages
         else:
             messages = self._coerce(node, key, value)
         for i, message in enumerate(messages):

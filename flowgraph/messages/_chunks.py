@@ -48,7 +48,7 @@ __all__ = ["AIMessageChunk", "ChunkPart", "ToolCallChunk", "merge_chunks"]
 class ToolCallChunk(BaseModel):
     """A fragment of tool call number `index`: `args` is a piece of its JSON arguments."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     type: Literal["tool_call_chunk"] = "tool_call_chunk"
     index: int
@@ -75,7 +75,7 @@ class AIMessageChunk(BaseModel):
     `InvalidToolCall`s).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     type: Literal["ai_chunk"] = "ai_chunk"
     content: list[ChunkPart] = Field(default_factory=list)

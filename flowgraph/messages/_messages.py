@@ -65,7 +65,7 @@ def _coerce_part_items(value: object) -> object:
 class BaseMessage(BaseModel):
     """What every chat message has: content, an optional id, name and metadata."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     type: str
     content: str | list[ContentPart] = ""
@@ -119,7 +119,7 @@ class HumanMessage(BaseMessage):
 class Usage(BaseModel):
     """Tokens one model call consumed; adds up with `+` across calls."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -155,7 +155,7 @@ class Usage(BaseModel):
 class InvalidToolCall(BaseModel):
     """A tool call whose arguments did not parse; `args` keeps the raw text."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str | None = None
     name: str | None = None
@@ -273,7 +273,7 @@ class RemoveMessage(BaseModel):
     `RemoveMessage(REMOVE_ALL_MESSAGES)` clears the list.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     type: Literal["remove"] = "remove"
     id: str
@@ -302,5 +302,11 @@ MESSAGE_TYPES: dict[str, type[BaseModel]] = {
     "remove": RemoveMessage,
 }
 
-message_list_adapter: TypeAdapter[list[AnyMessage]] = TypeAdapter(list[AnyMessage])
-message_adapter: TypeAdapter[AnyMessage] = TypeAdapter(AnyMessage)
+_DEFERRED = ConfigDict(defer_build=True)
+"""Validators are built on first use, not at import: a process that only loads a
+checkpoint (built without validation) never pays for them."""
+
+message_list_adapter: TypeAdapter[list[AnyMessage]] = TypeAdapter(
+    list[AnyMessage], config=_DEFERRED
+)
+message_adapter: TypeAdapter[AnyMessage] = TypeAdapter(AnyMessage, config=_DEFERRED)

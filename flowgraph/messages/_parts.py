@@ -28,7 +28,7 @@ __all__ = [
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class TextPart(_Part):
@@ -129,7 +129,7 @@ class FilePart(_Media):
 class ToolCall(BaseModel):
     """A request from the model to run tool `name` with parsed `args`."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     name: str

@@ -9,6 +9,8 @@ graph they charge the run's Budget, record tokens and stream to
 ``stream(mode="messages")``.
 """
 
+import typing as _typing
+
 from flowgraph.models._base import (
     ChatModel,
     ChatModelListener,
@@ -24,12 +26,42 @@ from flowgraph.models._base import (
     tool_specs,
 )
 from flowgraph.models._call import BaseChatModel
-from flowgraph.models._http import DEFAULT_LIMITS, DEFAULT_TIMEOUT, HttpChatModel
-from flowgraph.models._init import init_chat_model
-from flowgraph.models.anthropic import AnthropicChatModel
-from flowgraph.models.ollama import OllamaChatModel
-from flowgraph.models.openai import OpenAIChatModel
 from flowgraph.models.scripted import ScriptedChatModel, ScriptedReply, ScriptedRequest
+
+if _typing.TYPE_CHECKING:
+    from flowgraph.models._http import DEFAULT_LIMITS, DEFAULT_TIMEOUT, HttpChatModel
+    from flowgraph.models._init import init_chat_model
+    from flowgraph.models.anthropic import AnthropicChatModel
+    from flowgraph.models.ollama import OllamaChatModel
+    from flowgraph.models.openai import OpenAIChatModel
+
+_LAZY = {
+    "DEFAULT_LIMITS": "flowgraph.models._http",
+    "DEFAULT_TIMEOUT": "flowgraph.models._http",
+    "HttpChatModel": "flowgraph.models._http",
+    "init_chat_model": "flowgraph.models._init",
+    "AnthropicChatModel": "flowgraph.models.anthropic",
+    "OllamaChatModel": "flowgraph.models.ollama",
+    "OpenAIChatModel": "flowgraph.models.openai",
+}
+"""Names whose modules import httpx: loaded on first use, so `import flowgraph` (and a
+graph that only uses ScriptedChatModel) does not pay for httpx."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'flowgraph.models' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "DEFAULT_LIMITS",

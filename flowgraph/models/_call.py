@@ -25,9 +25,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from flowgraph._context import charge_model_call, current_task, emit, record_tokens
 from flowgraph._ids import new_message_id
@@ -56,7 +54,11 @@ from flowgraph.models._base import (
     parse_structured,
     tool_specs,
 )
-from flowgraph.models._pool import AsyncConnectionPool, ConnectionPool
+
+if TYPE_CHECKING:  # httpx stays off `import flowgraph`: only the HTTP adapters need it
+    import httpx
+
+    from flowgraph.models._pool import AsyncConnectionPool, ConnectionPool
 
 __all__ = [
     "BaseChatModel",

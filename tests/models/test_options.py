@@ -165,7 +165,7 @@ def test_init_chat_model_errors_say_what_to_write(clean_env: pytest.MonkeyPatch)
 
 
 def test_all_is_complete_and_sorted() -> None:
-    public = {name for name in vars(flowgraph.models) if not name.startswith("_")}
+    public = {name for name in dir(flowgraph.models) if not name.startswith("_")}
     modules = {"anthropic", "ollama", "openai", "scripted"}
     assert set(flowgraph.models.__all__) == public - modules
     assert flowgraph.models.__all__ == sorted(
