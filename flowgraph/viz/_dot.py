@@ -72,9 +72,7 @@ def diagram_to_dot(diagram: Diagram) -> str:
     """The diagram as a Graphviz digraph, ending with a newline."""
     node_ids, cluster_ids = diagram_identifiers(diagram)
     overlay = diagram.has_overlay
-    title = diagram.title
-    if diagram.thread_id is not None:
-        title = f"{title} (thread {diagram.thread_id})"
+    title = diagram.caption
     lines = [
         "digraph flowgraph {",
         f"    label={quote(title)};",

@@ -93,9 +93,7 @@ def diagram_to_mermaid(diagram: Diagram) -> str:
     """The diagram as a Mermaid flowchart (top to bottom), ending with a newline."""
     node_ids, cluster_ids = diagram_identifiers(diagram)
     overlay = diagram.has_overlay
-    title = diagram.title
-    if diagram.thread_id is not None:
-        title = f"{title} (thread {diagram.thread_id})"
+    title = diagram.caption
     lines = ["---", f"title: {json.dumps(title, ensure_ascii=False)}", "---", "flowchart TD"]
 
     members: dict[str | None, list[DiagramNode]] = {}

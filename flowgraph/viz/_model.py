@@ -129,6 +129,13 @@ class Diagram:
     def has_overlay(self) -> bool:
         return self.thread_id is not None
 
+    @property
+    def caption(self) -> str:
+        """The title every format prints, naming the thread when its path is drawn."""
+        if self.thread_id is None:
+            return self.title
+        return f"{self.title} (thread {self.thread_id})"
+
 
 def display_name(name: str) -> str:
     """START/END for the reserved names, the name itself otherwise."""
