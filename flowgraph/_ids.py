@@ -11,7 +11,6 @@ import hashlib
 import random
 import uuid
 from collections.abc import Callable
-from itertools import count
 from typing import TypeVar
 
 from flowgraph._context import message_id_factory
@@ -55,13 +54,9 @@ def deterministic_id_factory(key: str, step: int, task: int) -> Callable[[], str
     arguments every time, in any process, so a retried or resumed task
     re-emits the ids of its first attempt.
     """
-    positions = count()
-    prefix = f"{key}-{step}-{task}-"
-
-    def make() -> str:
-        return f"{prefix}{next(positions)}"
-
-    return make
+    ids = StepIds(key, step)
+    ids.start(task)
+    return ids
 
 
 class StepIds:
