@@ -28,6 +28,8 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 from flowgraph.checkpoint import open_checkpointer
+from flowgraph.graph import CompiledGraph
+from flowgraph.integrations.celery import load_graph
 
 from ._graph import MARKERS_ENV
 
@@ -292,3 +294,23 @@ def wait_until(check: Callable[[], bool], *, timeout: float, what: Callable[[], 
         if time.monotonic() > deadline:
             pytest.fail(f"gave up after {timeout:g} s waiting: {what()}")
         time.sleep(0.2)
+
+
+@pytest.fixture
+def graphs() -> Iterator[Callable[[str], CompiledGraph]]:
+    """The test's own app per store URL (`load_graph`), each store closed at the end.
+
+    A store left to the garbage collector may be collected on one of its
+    connection pool's own threads, which cannot close the pool from there.
+    """
+    built: dict[str, CompiledGraph] = {}
+
+    def graph(url: str) -> CompiledGraph:
+        if url not in built:
+            built[url] = load_graph("scale._graph:builder", url)
+        return built[url]
+
+    yield graph
+    for app in built.values():
+        assert app.checkpointer is not None
+        app.checkpointer.close()

@@ -77,14 +77,18 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     celery = CeleryWorkers(tmp_path, markers, redis_db_url(redis_url, 1))
     app, tasks = make_app(celery.broker, stores)
     prefix = Prefix()
+    built: Cluster | None = None
     try:
         celery.start(stores, count=2, concurrency=2)
-        yield Cluster(stores, celery, tasks, markers, prefix, tmp_path)
+        built = Cluster(stores, celery, tasks, markers, prefix, tmp_path)
+        yield built
     finally:
         try:
             celery.close()
         finally:
             app.close()
+            for checked in getattr(built, "_apps", {}).values():
+                checked.checkpointer.close()  # not left to the garbage collector
             for url in stores.values():
                 store = open_checkpointer(url)
                 try:

@@ -13,22 +13,25 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flowgraph.integrations.celery import load_graph
+from flowgraph.graph import CompiledGraph
 
 from ._graph import STEPS, check_thread, entries, start_input
 from .conftest import DirectWorkers, Prefix, wait_until
 
-GRAPH = "scale._graph:builder"
 PROCESSES = 4
 THREADS = 16
 """Threads per store; each goes to two of the four workers (with three stores: 4 x 24 jobs)."""
 
 
 def test_four_processes_deliver_every_thread_twice(
-    all_stores: dict[str, str], prefix: Prefix, direct_workers: DirectWorkers
+    all_stores: dict[str, str],
+    prefix: Prefix,
+    direct_workers: DirectWorkers,
+    graphs: Callable[[str], CompiledGraph],
 ) -> None:
     jobs: list[list[dict[str, Any]]] = [[] for _ in range(PROCESSES)]
     expected: list[tuple[str, str, str]] = []
@@ -42,7 +45,7 @@ def test_four_processes_deliver_every_thread_twice(
             expected.append((url, thread, f"run-{i}"))
     reports = direct_workers.finish(direct_workers.start(jobs))
     assert {i: done for i, (done, _) in reports.items()} == dict(enumerate(map(len, jobs)))
-    apps = {url: load_graph(GRAPH, url) for url in all_stores.values()}
+    apps = {url: graphs(url) for url in all_stores.values()}
     for url, thread, run_id in expected:
         check_thread(apps[url], thread, run_id)
     for url, app in apps.items():
@@ -61,7 +64,11 @@ def blocked_pid(marker: Path, proc: subprocess.Popen[str]) -> int:
 
 
 def test_workers_killed_inside_a_node_are_finished_by_another(
-    all_stores: dict[str, str], prefix: Prefix, direct_workers: DirectWorkers, markers: Path
+    all_stores: dict[str, str],
+    prefix: Prefix,
+    direct_workers: DirectWorkers,
+    markers: Path,
+    graphs: Callable[[str], CompiledGraph],
 ) -> None:
     """One worker per store blocks in step 3 and is killed; a fresh worker finishes them all."""
     jobs = {
@@ -81,11 +88,11 @@ def test_workers_killed_inside_a_node_are_finished_by_another(
     assert direct_workers.finish(proc, ok=False) == {}  # every worker was killed
     assert proc.returncode == 1
     for url, job in jobs.items():
-        cut = load_graph(GRAPH, url).get_state(job["thread"])
+        cut = graphs(url).get_state(job["thread"])
         assert (cut.step, cut.next, cut.values.count) == (2, ("work",), 2)
     rescuer = direct_workers.start([list(jobs.values())])
     assert direct_workers.finish(rescuer) == {0: (len(jobs), 0)}
     for url, job in jobs.items():
-        check_thread(load_graph(GRAPH, url), job["thread"], job["run_id"])
+        check_thread(graphs(url), job["thread"], job["run_id"])
         # steps 1 and 2 were checkpointed and did not run again; step 3 was cut off, ran again
         assert entries(markers, job["thread"]) == [1, 2, 3, *range(3, STEPS + 1)]

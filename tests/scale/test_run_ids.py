@@ -18,6 +18,7 @@ from pydantic import Field
 from flowgraph import END, START, Command, MessagesState, StateGraph, interrupt
 from flowgraph.checkpoint import open_checkpointer
 from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
+from flowgraph.graph import CompiledGraph
 from flowgraph.integrations.celery import load_graph, run_thread
 
 from ._graph import STEPS, builder, check_thread, start_input
@@ -31,8 +32,10 @@ def store_url(request: pytest.FixtureRequest, stores: Callable[[str], str]) -> s
     return stores(request.param)
 
 
-def test_the_same_run_twice_applies_its_input_once(store_url: str, prefix: Prefix) -> None:
-    app = load_graph(GRAPH, store_url)
+def test_the_same_run_twice_applies_its_input_once(
+    store_url: str, prefix: Prefix, graphs: Callable[[str], CompiledGraph]
+) -> None:
+    app = graphs(store_url)
     thread = prefix("t")
     first = run_thread(app, thread, start_input(thread), run_id="run-1")
     again = run_thread(app, thread, start_input(thread), run_id="run-1")
@@ -42,10 +45,10 @@ def test_the_same_run_twice_applies_its_input_once(store_url: str, prefix: Prefi
 
 
 def test_the_engine_alone_resumes_a_run_it_finds_at_the_head(
-    store_url: str, prefix: Prefix
+    store_url: str, prefix: Prefix, graphs: Callable[[str], CompiledGraph]
 ) -> None:
     """No history search: invoke(run_id=...) itself sees its run at the thread's head."""
-    app = load_graph(GRAPH, store_url)
+    app = graphs(store_url)
     thread = prefix("t")
     app.invoke(start_input(thread), thread_id=thread, run_id="run-1")
     app.invoke(start_input(thread), thread_id=thread, run_id="run-1")
@@ -54,8 +57,10 @@ def test_the_engine_alone_resumes_a_run_it_finds_at_the_head(
     assert other.log[-1] == f"step {STEPS + 1}"  # another run id is a new input
 
 
-def test_a_late_duplicate_after_another_run_is_not_applied(store_url: str, prefix: Prefix) -> None:
-    app = load_graph(GRAPH, store_url)
+def test_a_late_duplicate_after_another_run_is_not_applied(
+    store_url: str, prefix: Prefix, graphs: Callable[[str], CompiledGraph]
+) -> None:
+    app = graphs(store_url)
     thread = prefix("t")
     run_thread(app, thread, start_input(thread), run_id="run-1")
     later = {"messages": [{"role": "user", "content": "and then?"}]}
@@ -70,7 +75,7 @@ def test_a_late_duplicate_after_another_run_is_not_applied(store_url: str, prefi
 
 
 def test_an_interrupt_answer_delivered_twice_is_applied_once(
-    store_url: str, prefix: Prefix
+    store_url: str, prefix: Prefix, request: pytest.FixtureRequest
 ) -> None:
     def ask(state: _Asked) -> dict[str, Any]:
         return {"answers": [interrupt("approve?")]}
@@ -79,8 +84,10 @@ def test_an_interrupt_answer_delivered_twice_is_applied_once(
     graph.add_node("ask", ask)
     graph.add_edge(START, "ask")
     graph.add_edge("ask", END)
-    app = graph.compile(checkpointer=open_checkpointer(store_url))
+    store = open_checkpointer(store_url)
+    app = graph.compile(checkpointer=store)
     thread = prefix("t")
+    request.addfinalizer(store.close)
     paused = run_thread(app, thread, {"messages": [("user", "go")]}, run_id="run-1")
     assert paused["next"] == ["ask"] and paused["interrupts"][0]["value"] == "approve?"
     done = run_thread(app, thread, run_id="run-2", resume="yes")
