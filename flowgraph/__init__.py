@@ -2,6 +2,7 @@
 
 import typing as _typing
 
+from flowgraph._lazy import lazy_exports as _lazy_exports
 from flowgraph.errors import (
     AuthenticationError,
     BadRequestError,
@@ -137,19 +138,7 @@ _LAZY = {
 resumes a thread pays for neither httpx nor the diagram code)."""
 
 
-def __getattr__(name: str) -> _typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'flowgraph' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_exports("flowgraph", _LAZY, globals())
 
 
 def _install_lazy_diagrams() -> None:

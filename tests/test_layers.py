@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "flowgraph"
 LAYERS: dict[str, int] = {
     "flowgraph.errors": 0,
     "flowgraph._ids": 0,
+    "flowgraph._lazy": 0,
     "flowgraph._context": 0,
     "flowgraph.messages": 1,
     "flowgraph.reducers": 2,

@@ -8,8 +8,9 @@ Every backend stores opaque records and a
 per-thread message log; the engine (flowgraph.graph) decides what they hold.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flowgraph._lazy import lazy_exports as _lazy_exports
 from flowgraph.checkpoint import serde
 from flowgraph.checkpoint._open import open_checkpointer
 from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite
@@ -38,11 +39,5 @@ _OPTIONAL = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a server backend only when it is asked for (its driver is an optional extra)."""
-    module = _OPTIONAL.get(name)
-    if module is None:
-        raise AttributeError(f"module 'flowgraph.checkpoint' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+# a server backend is imported only when asked for (its driver is an optional extra)
+__getattr__, __dir__ = _lazy_exports("flowgraph.checkpoint", _OPTIONAL, globals())

@@ -11,6 +11,7 @@ graph they charge the run's Budget, record tokens and stream to
 
 import typing as _typing
 
+from flowgraph._lazy import lazy_exports as _lazy_exports
 from flowgraph.models._base import (
     ChatModel,
     ChatModelListener,
@@ -48,19 +49,7 @@ _LAZY = {
 graph that only uses ScriptedChatModel) does not pay for httpx."""
 
 
-def __getattr__(name: str) -> _typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'flowgraph.models' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_exports("flowgraph.models", _LAZY, globals())
 
 
 __all__ = [
