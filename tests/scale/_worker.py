@@ -7,7 +7,7 @@ processes, each opening its own store connections after the fork. A worker
 runs its jobs through `run_thread`, in an order shuffled by its index, and
 tries a job again after a short pause when another process holds its
 thread; several workers given the same job are duplicate deliveries racing
-each other. Each prints `DONE <index> <jobs> <conflicts>`; the parent then
+each other. Each prints `DONE <index> <jobs> <conflicts> <pid>`; the parent then
 prints `EXIT <index> <status>` per worker and fails if any failed.
 """
 
@@ -46,7 +46,7 @@ def work(index: int, jobs_path: str) -> None:
             except ConcurrentRunError:
                 conflicts += 1
                 time.sleep(random.uniform(0.001, 0.02))
-    say("DONE", index, len(jobs), conflicts)
+    say("DONE", index, len(jobs), conflicts, os.getpid())
 
 
 def main(paths: list[str]) -> int:

@@ -155,6 +155,8 @@ class DirectWorkers:
         self.tmp_path = tmp_path
         self.markers = markers
         self.procs: list[subprocess.Popen[str]] = []
+        self.pids: set[int] = set()
+        """The pids of the forked workers that reported DONE."""
         self._files = 0
 
     def start(self, job_lists: list[list[dict[str, Any]]]) -> subprocess.Popen[str]:
@@ -191,6 +193,7 @@ class DirectWorkers:
             words = line.split()
             if words and words[0] == "DONE":
                 done[int(words[1])] = (int(words[2]), int(words[3]))
+                self.pids.add(int(words[4]))
         return done
 
     def close(self) -> None:
