@@ -1,0 +1,276 @@
+"""SQLite file layout: a new file's schema, the migration of schema-1 files, newer files refused.
+
+A schema-1 file is built with schema 1's own DDL and filled with rows that a
+real graph run wrote, so the migrated file must give back exactly what the
+original store gives: records, chains, messages, pending writes and the
+graph's state, and go on from the same head.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flowgraph import END, START, AIMessage, HumanMessage, MessagesState, StateGraph
+from flowgraph.checkpoint.base import (
+    BaseCheckpointer,
+    CheckpointRecord,
+    PendingWrite,
+    new_checkpoint_id,
+)
+from flowgraph.checkpoint.sqlite import PAGE_SIZE, SCHEMA_VERSION, SQLiteCheckpointer
+from flowgraph.errors import DeserializationError
+
+V1_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+    thread_id TEXT PRIMARY KEY,
+    head TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    thread_id TEXT NOT NULL,
+    checkpoint_id TEXT NOT NULL,
+    parent_id TEXT,
+    step INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    base_id TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_id)
+);
+CREATE INDEX IF NOT EXISTS checkpoints_by_step ON checkpoints (thread_id, step);
+CREATE TABLE IF NOT EXISTS messages (
+    thread_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (thread_id, key)
+);
+CREATE TABLE IF NOT EXISTS pending (
+    thread_id TEXT NOT NULL,
+    checkpoint_id TEXT NOT NULL,
+    task_index INTEGER NOT NULL,
+    payload BLOB NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_id, task_index)
+);
+"""
+"""Schema 1 exactly as flowgraph wrote it (user_version 1)."""
+TABLES = ("threads", "checkpoints", "messages", "pending")
+
+
+def chat(store: BaseCheckpointer) -> Any:
+    """One node answering each user message with a numbered reply."""
+
+    def reply(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"reply {len(state.messages)} " + "x" * 300)]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("reply", reply)
+    g.add_edge(START, "reply")
+    g.add_edge("reply", END)
+    return g.compile(checkpointer=store)
+
+
+def fill(store: BaseCheckpointer) -> None:
+    """Two threads of a few turns, and pending writes against one head."""
+    app = chat(store)
+    for thread_id, turns in (("alpha", 12), ("beta", 3)):
+        for turn in range(turns):
+            app.invoke({"messages": [HumanMessage(f"question {turn}")]}, thread_id=thread_id)
+    head = store.head("beta")
+    assert head is not None
+    store.put_pending(
+        "beta", head, [PendingWrite(task_index=i, payload=b"w%d" % i) for i in (0, 2)]
+    )
+
+
+def schema_1_copy(source: Path, target: Path) -> None:
+    """A schema-1 file holding every row of `source`."""
+    with contextlib.closing(sqlite3.connect(target)) as db:
+        db.executescript(V1_SCHEMA)
+        db.execute("PRAGMA user_version = 1")
+        db.execute("ATTACH DATABASE ? AS src", (str(source),))
+        with db:
+            for table in TABLES:
+                db.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table}")
+        db.execute("DETACH DATABASE src")
+
+
+def snapshot(store: BaseCheckpointer, path: Path) -> dict[str, Any]:
+    """Everything the protocol can read back from a store."""
+    seen: dict[str, Any] = {"threads": store.threads()}
+    for thread_id in seen["threads"]:
+        head = store.head(thread_id)
+        assert head is not None
+        records = store.history(thread_id)
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            keys = [
+                k
+                for (k,) in db.execute("SELECT key FROM messages WHERE thread_id = ?", (thread_id,))
+            ]
+        seen[thread_id] = {
+            "head": head,
+            "history": records,
+            "chains": [store.chain(thread_id, r.checkpoint_id) for r in records],
+            "messages": store.messages(thread_id, keys),
+            "pending": store.pending(thread_id, head),
+        }
+    return seen
+
+
+def sql(path: Path, query: str) -> list[Any]:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return db.execute(query).fetchall()
+
+
+@pytest.fixture
+def original(tmp_path: Path) -> Path:
+    path = tmp_path / "original.db"
+    with SQLiteCheckpointer(path) as store:
+        fill(store)
+    return path
+
+
+def test_a_new_file_has_the_current_schema(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    SQLiteCheckpointer(path).close()
+    assert sql(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    # set before WAL mode creates the file, or SQLite keeps its default of 4096
+    assert PAGE_SIZE != 4096
+    assert sql(path, "PRAGMA page_size") == [(PAGE_SIZE,)]
+    assert sql(path, "PRAGMA journal_mode") == [("wal",)]
+    tables = dict(sql(path, "SELECT name, sql FROM sqlite_schema WHERE type = 'table'"))
+    assert sorted(tables) == sorted(TABLES)
+    for clustered in ("threads", "messages", "pending"):
+        assert tables[clustered].endswith("WITHOUT ROWID")
+    assert not tables["checkpoints"].endswith("WITHOUT ROWID")
+    # no index but the primary key's: chain() walks parent links
+    assert sql(path, "SELECT name FROM sqlite_schema WHERE type = 'index'") == [
+        ("sqlite_autoindex_checkpoints_1",)
+    ]
+
+
+def test_a_schema_1_file_is_migrated_on_open_with_every_row_kept(
+    original: Path, tmp_path: Path
+) -> None:
+    old = tmp_path / "v1.db"
+    schema_1_copy(original, old)
+    counts = {t: sql(old, f"SELECT count(*) FROM {t}")[0][0] for t in TABLES}
+    assert counts == {"threads": 2, "checkpoints": 30, "messages": 30, "pending": 2}
+
+    with SQLiteCheckpointer(original) as store:
+        expected = snapshot(store, original)
+    with SQLiteCheckpointer(old) as store:
+        assert snapshot(store, old) == expected
+
+    assert sql(old, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert {t: sql(old, f"SELECT count(*) FROM {t}")[0][0] for t in TABLES} == counts
+    names = [n for (n,) in sql(old, "SELECT name FROM sqlite_schema ORDER BY name")]
+    assert names == [
+        "checkpoints",
+        "messages",
+        "pending",
+        "sqlite_autoindex_checkpoints_1",
+        "threads",
+    ]
+    assert sql(old, "PRAGMA integrity_check") == [("ok",)]
+    assert sql(old, "PRAGMA page_size") == [(4096,)]  # an existing file keeps its page size
+
+
+def test_a_migrated_thread_resumes_where_it_stopped(original: Path, tmp_path: Path) -> None:
+    old = tmp_path / "v1.db"
+    schema_1_copy(original, old)
+    with SQLiteCheckpointer(original) as store:
+        before = chat(store).get_state("alpha")
+    with SQLiteCheckpointer(old) as store:
+        app = chat(store)
+        state = app.get_state("alpha")
+        assert state.values == before.values
+        assert state.checkpoint_id == before.checkpoint_id
+        assert len(state.values.messages) == 24
+        after = app.invoke({"messages": [HumanMessage("one more")]}, thread_id="alpha")
+        assert [m.text for m in after.messages[-2:]] == ["one more", "reply 25 " + "x" * 300]
+        newest = store.history("alpha", limit=3)  # the turn's input, its step, the old head
+        assert [r.checkpoint_id for r in newest[1:]] == [newest[0].parent_id, before.checkpoint_id]
+        assert newest[1].parent_id == before.checkpoint_id
+        # the pending writes of beta's head are cleared by the next put, as before
+        head = store.head("beta")
+        assert head is not None and len(store.pending("beta", head)) == 2
+        child = CheckpointRecord(
+            thread_id="beta", checkpoint_id=new_checkpoint_id(), parent_id=head, step=9,
+            created_at=1.0, base_id=head, payload=b"child",
+        )  # fmt: skip
+        store.put(child, expected_head=head, messages={})
+        assert store.pending("beta", head) == []
+        assert store.chain("beta", child.checkpoint_id)[-2:] == [store.get("beta", head), child]
+
+
+def test_two_openers_of_one_schema_1_file_migrate_it_once(original: Path, tmp_path: Path) -> None:
+    old = tmp_path / "v1.db"
+    schema_1_copy(original, old)
+    with SQLiteCheckpointer(original) as store:
+        expected = snapshot(store, original)
+    start = threading.Barrier(4)
+    seen: list[dict[str, Any]] = []
+    errors: list[BaseException] = []
+
+    def open_and_read() -> None:
+        try:
+            start.wait()
+            with SQLiteCheckpointer(old) as store:
+                seen.append(snapshot(store, old))
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    workers = [threading.Thread(target=open_and_read) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []
+    assert seen == [expected] * 4
+
+
+def test_a_file_of_a_newer_schema_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE threads (thread_id TEXT PRIMARY KEY, head TEXT, extra BLOB)")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(DeserializationError, match=r"newer flowgraph.*upgrade flowgraph") as err:
+        SQLiteCheckpointer(path)
+    assert str(path) in str(err.value)
+    assert sql(path, "PRAGMA user_version") == [(SCHEMA_VERSION + 1,)]
+    assert [n for (n,) in sql(path, "SELECT name FROM sqlite_schema WHERE type = 'table'")] == [
+        "threads"
+    ]
+
+
+def test_a_damaged_parent_link_in_a_chain_is_a_clear_error(original: Path) -> None:
+    with SQLiteCheckpointer(original) as store:
+        records = store.history("alpha")
+        middle = next(r for r in records if r.checkpoint_id != r.base_id)
+        with contextlib.closing(sqlite3.connect(original)) as db, db:
+            db.execute(
+                "DELETE FROM checkpoints WHERE thread_id = 'alpha' AND checkpoint_id = ?",
+                (middle.parent_id,),
+            )
+        with pytest.raises(DeserializationError, match="lost its parent"):
+            store.chain("alpha", middle.checkpoint_id)
+
+
+def test_parent_links_that_loop_are_a_clear_error_not_a_hang(original: Path) -> None:
+    with SQLiteCheckpointer(original) as store:
+        records = store.history("alpha")
+        child = next(r for r in records if r.base_id not in (r.checkpoint_id, r.parent_id))
+        with contextlib.closing(sqlite3.connect(original)) as db, db:
+            # the parent now points back at its child: the walk to the snapshot never ends
+            db.execute(
+                "UPDATE checkpoints SET parent_id = ?, base_id = ? "
+                "WHERE thread_id = 'alpha' AND checkpoint_id = ?",
+                (child.checkpoint_id, child.base_id, child.parent_id),
+            )
+        with pytest.raises(DeserializationError, match="form a loop"):
+            store.chain("alpha", child.checkpoint_id)
