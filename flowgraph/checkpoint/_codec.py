@@ -18,7 +18,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping
 from decimal import Decimal
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, TypeAlias
 from zoneinfo import ZoneInfo
 
 import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
@@ -124,16 +124,25 @@ class Encoder:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
         """Drop the packers now: they and this encoder refer to each other (`default`),
         and a cycle would keep their buffers until the next garbage collection."""
         self._packers.clear()
         self._streams.clear()
 
+    def reset(self) -> None:
+        """Ready for another value, after `encode` succeeded and its view was released."""
+        self._packers[0].reset()
+        self._names.clear()
+
     def encode(self, value: object) -> memoryview:
         """The msgpack body of `value`, a view of the packer's buffer (no copy made)."""
         packer = self._packers[0]
         packer.pack(value)
-        return cast(memoryview, packer.getbuffer())
+        body: memoryview = packer.getbuffer()
+        return body
 
     def _default(self, value: object) -> object:
         encode = ENCODERS.get(type(value))
@@ -157,9 +166,9 @@ class Encoder:
             while len(packers) <= self._deeper(value):
                 packers.append(self._packer(autoreset=True))
         self._depth = depth
-        data = packers[depth].pack(value)
+        data: bytes = packers[depth].pack(value)
         self._depth = depth - 1  # on an error the whole encoder is dropped, so no finally
-        return cast(bytes, data)
+        return data
 
     def pack_each(
         self, items: list[Any], convert: Mapping[type, Callable[[Any], object]]
@@ -189,10 +198,10 @@ class Encoder:
                     self._names = dict(list(self._names.items())[:names_before])
                 return None
             pack(make(item))
-        data = packer.bytes()
+        data: bytes = packer.bytes()
         packer.reset()
         self._depth = depth - 1
-        return cast(bytes, data)
+        return data
 
     def name_ref(self, name: str) -> str | int:
         """What to write for a registered name: the name, or its index if written before."""

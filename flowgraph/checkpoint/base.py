@@ -62,8 +62,10 @@ class PendingWrite:
 
 _id_lock = threading.Lock()
 _last_time = 0
-_process_tag = int.from_bytes(os.urandom(2), "big")
+_process_tag = f"{int.from_bytes(os.urandom(2), 'big'):04x}"
 _sequence = itertools.count()
+_time_ns = time.time_ns
+_random_bits = random.getrandbits
 
 
 def new_checkpoint_id() -> str:
@@ -74,10 +76,12 @@ def new_checkpoint_id() -> str:
     """
     global _last_time
     with _id_lock:
-        now = max(time.time_ns(), _last_time + 1)
+        now = _time_ns()
+        if now <= _last_time:
+            now = _last_time + 1
         _last_time = now
         sequence = next(_sequence) & 0xFFFF
-    return f"{now:016x}{_process_tag:04x}{sequence:04x}{random.getrandbits(32):08x}"
+    return f"{now:016x}{_process_tag}{sequence:04x}{_random_bits(32):08x}"
 
 
 def concurrent_run_error(
@@ -120,6 +124,11 @@ def chain_from_rows(
                 "the store is damaged (was it pruned by hand?)"
             )
         current = by_id[parent]
+        if len(chain) > len(by_id):
+            raise DeserializationError(
+                f"The parent links of checkpoint {checkpoint_id!r} of thread {thread_id!r} "
+                f"form a loop that never reaches its snapshot {base!r}; the store is damaged"
+            )
     chain.reverse()
     return chain
 

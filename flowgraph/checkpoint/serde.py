@@ -99,11 +99,40 @@ def dumps(obj: object) -> bytes:
         raise explain(obj, exc) from exc
 
 
+_FREE: list[Encoder] = []
+"""Encoders ready for reuse (a checkpointed step encodes a few small values; building
+their packers each time would cost more than packing). `list.pop` and `append` are
+atomic, so each thread, and each nested call, takes an encoder no one else holds."""
+_FREE_MAX: Final = 4
+_REUSE_MAX_BYTES: Final = 256 * 1024
+"""An encoder that packed more than this is dropped, so no large buffer stays alive."""
+_HEADS: Final = (_MAGIC + bytes((FORMAT_VERSION, 0)), _MAGIC + bytes((FORMAT_VERSION, _SURROGATES)))
+"""The header before the CRC, by flags."""
+_CRC_SEEDS: Final = tuple(zlib.crc32(head[2:]) for head in _HEADS)
+"""The CRC32 of the version and flags bytes, by flags: the body's CRC continues from it."""
+
+
 def _dumps(obj: object, flags: int) -> bytes:
-    unicode_errors = "surrogatepass" if flags & _SURROGATES else None
-    with Encoder(unicode_errors) as encoder, encoder.encode(obj) as body:
-        checksum = zlib.crc32(body, zlib.crc32(bytes((FORMAT_VERSION, flags))))
-        return b"".join((_HEADER.pack(_MAGIC, FORMAT_VERSION, flags, checksum), body))
+    if flags:
+        encoder = Encoder("surrogatepass")
+    else:
+        try:
+            encoder = _FREE.pop()
+        except IndexError:
+            encoder = Encoder()
+    try:
+        body = encoder.encode(obj)
+    except BaseException:
+        encoder.close()
+        raise
+    data = b"".join((_HEADS[flags], zlib.crc32(body, _CRC_SEEDS[flags]).to_bytes(4, "big"), body))
+    body.release()
+    if flags or len(data) > _REUSE_MAX_BYTES or len(_FREE) >= _FREE_MAX:
+        encoder.close()
+    else:
+        encoder.reset()
+        _FREE.append(encoder)
+    return data
 
 
 def loads(data: bytes | bytearray | memoryview) -> Any:

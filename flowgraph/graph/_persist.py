@@ -62,6 +62,7 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
+_blake2b = hashlib.blake2b
 MAX_STEPS_BETWEEN_SNAPSHOTS = 512
 """Bounds replay work even for steps that write almost nothing."""
 
@@ -79,40 +80,48 @@ class Cursor:
     bytes_since_snapshot: int = 0
     steps_since_snapshot: int = 0
     snapshot_bytes: int = 0
-    keys: dict[int, tuple[Any, str]] = field(default_factory=dict)
-    """id(message) -> (message, key) for messages known to be stored (shared by clones)."""
-    staged: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    keys: dict[int, str] = field(default_factory=dict)
+    """id(message) -> key for messages known to be stored (shared by clones)."""
+    held: list[Any] = field(default_factory=list)
+    """The messages of `keys`, kept alive so that an id there is always its message's."""
+    staged: dict[int, str] = field(default_factory=dict)
     """Keys of messages in a write not yet committed; they join `keys` once it is."""
+    staged_held: list[Any] = field(default_factory=list)
 
     def key_of(self, message: Any, new: dict[str, bytes]) -> str:
         """The message's storage key, adding its bytes to `new` if not stored yet."""
-        known = self.keys.get(id(message)) or self.staged.get(id(message))
-        if known is not None and known[0] is message:
-            return known[1]
-        data = serde.dumps(message)
-        key = f"{message.id}#{hashlib.blake2b(data, digest_size=6).hexdigest()}"
-        new[key] = data
-        self.staged[id(message)] = (message, key)
+        ident = id(message)
+        key = self.keys.get(ident) or self.staged.get(ident)
+        if key is None:
+            data = serde.dumps(message)
+            key = f"{message.id}#{_blake2b(data, digest_size=6).hexdigest()}"
+            new[key] = data
+            self.staged[ident] = key
+            self.staged_held.append(message)
         return key
+
+    def keys_of(self, messages: Sequence[Any], new: dict[str, bytes]) -> list[str]:
+        """`key_of` of each message; the look-up of those stored before runs in C."""
+        found: list[str | None] = list(map(self.keys.get, map(id, messages)))
+        if None in found:
+            for i, key in enumerate(found):
+                if key is None:
+                    found[i] = self.key_of(messages[i], new)
+        return found  # type: ignore[return-value]  # every None was replaced
+
+    def remember(self, message: Any, key: str) -> None:
+        """`message` is stored under `key` (read back from the store)."""
+        self.keys[id(message)] = key
+        self.held.append(message)
 
     def committed(self, checkpoint_id: str) -> None:
         """The write of `checkpoint_id` is stored: it is the new head, its messages are known."""
         self.head = self.expected = checkpoint_id
-        self.keys.update(self.staged)
-        self.staged.clear()
-
-    def clone(self) -> Cursor:
-        """A cursor for another run from the same place (sharing the known keys)."""
-        return Cursor(
-            self.thread_id,
-            self.head,
-            self.expected,
-            self.base_id,
-            self.bytes_since_snapshot,
-            self.steps_since_snapshot,
-            self.snapshot_bytes,
-            self.keys,
-        )
+        if self.staged:
+            self.keys.update(self.staged)
+            self.held += self.staged_held
+            self.staged.clear()
+            self.staged_held.clear()
 
 
 @dataclass(slots=True)
@@ -172,15 +181,10 @@ def step_scope(thread_id: str, parent_id: str | None) -> str:
     return scope_key(thread_id, parent_id)
 
 
-def _message_fields(state: StateAdapter) -> frozenset[str]:
-    return state.message_fields
-
-
 def _encode_writes(
-    state: StateAdapter, writes: Sequence[tuple[str, Any]], cursor: Cursor, new: dict[str, bytes]
+    fields: frozenset[str], writes: Sequence[tuple[str, Any]], cursor: Cursor, new: dict[str, bytes]
 ) -> list[list[Any]]:
     encoded = []
-    fields = _message_fields(state)
     for key, value in writes:
         if key in fields:
             value = [m if type(m) is RemoveMessage else cursor.key_of(m, new) for m in value]
@@ -189,12 +193,10 @@ def _encode_writes(
 
 
 def _encode_values(
-    state: StateAdapter, values: dict[str, Any], cursor: Cursor, new: dict[str, bytes]
+    fields: frozenset[str], values: dict[str, Any], cursor: Cursor, new: dict[str, bytes]
 ) -> dict[str, Any]:
-    fields = _message_fields(state)
     return {
-        key: [cursor.key_of(m, new) for m in value] if key in fields else value
-        for key, value in values.items()
+        key: cursor.keys_of(value, new) if key in fields else value for key, value in values.items()
     }
 
 
@@ -202,10 +204,13 @@ def _encode_tasks(tasks: Sequence[Task]) -> list[list[Any]]:
     return [[t.node, t.index] if t.arg is MISSING else [t.node, t.index, t.arg] for t in tasks]
 
 
-def _dumps(payload: dict[str, Any], node: str) -> bytes:
+def _dumps(payload: dict[str, Any], node: str | Sequence[TaskResult]) -> bytes:
+    """The payload's bytes; an error names `node` (or the nodes of `results`, or the input)."""
     try:
         return serde.dumps(payload)
     except SerializationError as exc:
+        if not isinstance(node, str):
+            node = ", ".join(r.task.node for r in node) or "input"
         raise SerializationError(
             f"Node '{node}' put a value in the state that cannot be checkpointed: {exc}",
             path=exc.path,
@@ -268,20 +273,19 @@ def _encode_step(
 ) -> tuple[CheckpointRecord, dict[str, bytes]]:
     new_messages: dict[str, bytes] = {}
     checkpoint_id = new_checkpoint_id()
+    fields = state.message_fields
     payload: dict[str, Any] = {
         "v": FORMAT_VERSION,
         "next": _encode_tasks(next_tasks),
         "joins": {str(k): sorted(v) for k, v in joins.items()},
         "metadata": metadata,
+        "writes": [
+            [r.task.node, r.task.index, _encode_writes(fields, r.writes, cursor, new_messages)]
+            for r in results
+            if r.writes
+        ],
     }
-    nodes = ", ".join(r.task.node for r in results) or "input"
-    writes = [
-        [r.task.node, r.task.index, _encode_writes(state, r.writes, cursor, new_messages)]
-        for r in results
-        if r.writes
-    ]
-    payload["writes"] = writes
-    delta = _dumps(payload, nodes)
+    delta = _dumps(payload, results)
     size = len(delta) + sum(map(len, new_messages.values()))
     snapshot = (
         cursor.base_id is None
@@ -290,8 +294,8 @@ def _encode_step(
     )
     if snapshot:
         del payload["writes"]
-        payload["values"] = _encode_values(state, values, cursor, new_messages)
-        data = _dumps(payload, nodes)
+        payload["values"] = _encode_values(fields, values, cursor, new_messages)
+        data = _dumps(payload, results)
         cursor.base_id = checkpoint_id
         cursor.snapshot_bytes = len(data)
         cursor.bytes_since_snapshot = 0
@@ -370,7 +374,7 @@ def referenced_messages(
     checkpointer: BaseCheckpointer, state: StateAdapter, thread_id: str
 ) -> set[str]:
     """The message keys the thread's stored records use (snapshots and deltas)."""
-    fields = _message_fields(state)
+    fields = state.message_fields
     keys: set[str] = set()
     for record in checkpointer.history(thread_id):
         payload = _payload(record)
@@ -416,7 +420,7 @@ def load(
         return cached
     chain = checkpointer.chain(thread_id, checkpoint_id)
     payloads = [_payload(r) for r in chain]
-    fields = _message_fields(state)
+    fields = state.message_fields
     wanted: set[str] = set()
     for i, payload in enumerate(payloads):
         if i == 0:
@@ -444,7 +448,7 @@ def load(
                 f"Stored message {key!r} of thread {thread_id!r} is damaged: {exc}"
             ) from exc
         messages[key] = message
-        cursor.keys[id(message)] = (message, key)
+        cursor.remember(message, key)
 
     def resolve(key: str, value: Any) -> Any:
         return [messages[m] if isinstance(m, str) else m for m in value] if key in fields else value
@@ -489,31 +493,60 @@ class ThreadCache:
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._entries: OrderedDict[str, Loaded] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
+        """thread id -> what `put` took, as one tuple: a run puts one per step."""
         self._lock = threading.Lock()
 
     def get(self, thread_id: str, checkpoint_id: str) -> Loaded | None:
         with self._lock:
             entry = self._entries.get(thread_id)
-            if entry is None or entry.record.checkpoint_id != checkpoint_id:
+            if entry is None or entry[0].checkpoint_id != checkpoint_id:
                 return None
             self._entries.move_to_end(thread_id)
+        record, values, tasks, joins, metadata, base_id, since, steps, size, keys, held = entry
+        cursor = Cursor(
+            thread_id, checkpoint_id, checkpoint_id, base_id, since, steps, size, keys, held
+        )
         return Loaded(
-            entry.record,
-            dict(entry.values),
-            list(entry.tasks),
-            {k: set(v) for k, v in entry.joins.items()},
-            entry.metadata,
+            record,
+            dict(values),
+            list(tasks),
+            {k: set(v) for k, v in joins.items()},
+            metadata,
             {},
-            entry.cursor.clone(),
+            cursor,
         )
 
-    def put(self, loaded: Loaded) -> None:
+    def put(
+        self,
+        record: CheckpointRecord,
+        values: dict[str, Any],
+        tasks: Sequence[Task],
+        joins: dict[int, set[str]],
+        metadata: dict[str, Any],
+        cursor: Cursor,
+    ) -> None:
+        """Remember the state `cursor` reached by storing `record` (its head now)."""
+        entry = (
+            record,
+            values,
+            list(tasks),
+            dict(joins),
+            metadata,
+            cursor.base_id,
+            cursor.bytes_since_snapshot,
+            cursor.steps_since_snapshot,
+            cursor.snapshot_bytes,
+            cursor.keys,
+            cursor.held,
+        )
+        thread_id = record.thread_id
         with self._lock:
-            self._entries[loaded.record.thread_id] = loaded
-            self._entries.move_to_end(loaded.record.thread_id)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+            entries = self._entries
+            entries[thread_id] = entry
+            entries.move_to_end(thread_id)
+            while len(entries) > self.size:
+                entries.popitem(last=False)
 
     def forget(self, thread_id: str) -> None:
         with self._lock:
@@ -587,9 +620,7 @@ class Saver:
             await self.checkpointer.aput(record, expected_head=cursor.expected, messages=messages)
         cursor.committed(record.checkpoint_id)
         if self.cache is not None:
-            self.cache.put(
-                Loaded(record, values, list(tasks), dict(joins), metadata, {}, cursor.clone())
-            )
+            self.cache.put(record, values, tasks, joins, metadata, cursor)
         return record
 
     async def save_pending(self, pending: dict[int, PendingTask]) -> None:

@@ -1364,6 +1364,42 @@ def test_a_long_conversation_stores_each_message_once_and_constant_bytes_per_ste
     assert size * 10 < naive, (size, naive)
 
 
+def test_a_message_dropped_from_the_state_never_lends_its_key_to_a_new_one(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    """Stored messages are known by object id; a freed object's id may be reused at once.
+
+    Each turn removes every message and writes fresh ones, so the old objects
+    could be freed and their ids handed to the new messages: every checkpoint
+    must still rebuild (cold, from the store) to exactly what the run streamed.
+    """
+
+    def churn(state: State) -> dict[str, Any]:
+        gone = [RemoveMessage(m.id) for m in state.messages if m.id is not None]
+        fresh = [AIMessage(f"turn {len(state.notes)} part {i}") for i in range(3)]
+        return {"messages": [*gone, *fresh], "notes": ["x"]}
+
+    g = StateGraph(State)
+    g.add_node("churn", churn)
+    g.add_edge(START, "churn")
+    g.add_edge("churn", END)
+    app = g.compile(checkpointer=checkpointer)
+    thread = tid("churn")
+    live: dict[str, dict[str, Any]] = {}
+    for turn in range(12):
+        parts = list(app.stream({"messages": [HumanMessage(f"q{turn}")]}, thread_id=thread))
+        assert parts
+        state = app.get_state(thread)
+        live[state.checkpoint_id] = fields(state.values)
+    cold = g.compile(checkpointer=checkpointer)  # no cache: every state replayed from the store
+    for checkpoint_id, values in live.items():
+        rebuilt = cold.get_state(thread, checkpoint_id=checkpoint_id)
+        assert fields(rebuilt.values) == values
+        assert texts(rebuilt.values)[-3:] == [
+            f"turn {len(values['notes']) - 1} part {i}" for i in range(3)
+        ]
+
+
 def test_the_wal_file_shrinks_back_after_a_burst(tmp_path: Path) -> None:
     """A 12 MB step, then ordinary ones: the -wal file is cut back to the size limit."""
     from flowgraph.checkpoint.sqlite import WAL_SIZE_LIMIT

@@ -917,6 +917,28 @@ def test_data_written_by_format_1_stays_readable() -> None:
     assert_same(serde.loads(data), golden_value())
 
 
+def test_format_1_is_still_what_dumps_writes() -> None:
+    """The writer's fast paths (reused encoders, the prebuilt header) change no byte."""
+    assert serde.dumps(golden_value()) == bytes.fromhex(GOLDEN_V1)
+
+
+def test_each_dumps_starts_afresh_after_a_success_a_failure_or_a_large_value() -> None:
+    """Encoders are reused between calls: none may carry a name table or bytes over."""
+    value = {
+        "notes": [Note(text="a"), Note(text="b")],
+        "project": Project(owner=Person(name="p", born=dt.date(2000, 1, 1))),
+    }
+    first = serde.dumps(value)
+    assert first.count(b"test_serde.Note") == first.count(b"projects.Project") == 1
+    with pytest.raises(SerializationError, match="notes"):
+        serde.dumps({"project": value["project"], "notes": [Note(text="c"), object()]})
+    large = [Note(text=str(i) * 50) for i in range(20_000)]
+    assert serde.loads(serde.dumps(large)) == large
+    for _ in range(3):
+        assert serde.dumps(value) == first
+        assert serde.dumps([1, "x"]) == with_header(msgpack.packb([1, "x"]))
+
+
 @serde.register(name="golden.Level")
 class GoldenLevel(enum.Enum):
     HIGH = "high"
