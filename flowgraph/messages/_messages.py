@@ -80,7 +80,8 @@ class BaseMessage(BaseModel):
     def __init__(self, content: object = None, /, **data: Any) -> None:
         if content is not None:
             data["content"] = content
-        super().__init__(**data)
+        if not _init_plain(self, data):
+            super().__init__(**data)
 
     @field_validator("content", mode="before")
     @classmethod
@@ -180,15 +181,17 @@ def _tool_call_parts(calls: object) -> list[dict[str, Any]]:
 
 def _tool_call(part: ToolCallPart) -> ToolCall:
     """The ToolCall view of a part, built without re-validating what the part holds."""
-    call = object.__new__(ToolCall)
-    object.__setattr__(call, "__dict__", {"id": part.id, "name": part.name, "args": part.args})
-    object.__setattr__(call, "__pydantic_fields_set__", _TOOL_CALL_FIELDS)
-    object.__setattr__(call, "__pydantic_extra__", None)
-    object.__setattr__(call, "__pydantic_private__", None)
+    call = _new(ToolCall)
+    _set(call, "__dict__", {"id": part.id, "name": part.name, "args": part.args})
+    _set(call, "__pydantic_fields_set__", _TOOL_CALL_FIELDS)
+    _set(call, "__pydantic_extra__", None)
+    _set(call, "__pydantic_private__", None)
     return call
 
 
 _TOOL_CALL_FIELDS = frozenset({"id", "name", "args"})
+_new = object.__new__
+_set = object.__setattr__
 
 
 class AIMessage(BaseMessage):
@@ -250,7 +253,12 @@ class AIMessage(BaseMessage):
     def has_tool_calls(self) -> bool:
         """True when the model asked for at least one tool (what routing follows)."""
         content = self.content
-        return not isinstance(content, str) and any(isinstance(p, ToolCallPart) for p in content)
+        if isinstance(content, str):
+            return False
+        for part in content:  # a loop, not any(<generator>): routing asks this every step
+            if isinstance(part, ToolCallPart):
+                return True
+        return False
 
 
 class ToolMessage(BaseMessage):
@@ -284,6 +292,106 @@ class RemoveMessage(BaseModel):
         super().__init__(**data)
 
 
+# -- building messages from plain arguments without the validator ----------------------
+#
+# Nodes build messages all the time, mostly from plain strings (`AIMessage("done")`,
+# `ToolMessage(text, tool_call_id=...)`, tool calls as dicts). For exactly those
+# arguments the fields are set here as the validator would set them (same values,
+# same defaults, same `model_fields_set`); anything else (other keys or types, a
+# subclass, an invalid value) takes the validator, which also reports the errors.
+
+_STRING_FIELDS = frozenset({"content", "id", "name", "tool_call_id", "status"})
+"""Arguments taken as given when they are `str` (`id` and `name` also None)."""
+_NULLABLE = frozenset({"id", "name"})
+_STATUSES = frozenset({"success", "error"})
+_TOOL_CALL_KEYS = frozenset({"id", "name", "args", "type"})
+_TOOL_CALL_FIELDS_SET = frozenset({"type", "id", "name"})
+_STR = frozenset({str})
+
+
+class _Shape:
+    """One message class's fields in order: the plain defaults and the factory-made ones."""
+
+    __slots__ = ("factories", "required", "template")
+
+    def __init__(self, cls: type[BaseModel]) -> None:
+        self.template: dict[str, Any] = {}
+        self.factories: list[tuple[str, Any]] = []
+        required = []
+        for name, info in cls.model_fields.items():
+            self.template[name] = None if info.is_required() else info.default
+            if info.default_factory is not None:
+                self.factories.append((name, info.default_factory))
+            elif info.is_required():
+                required.append(name)
+        self.required = frozenset(required)
+
+
+def _init_plain(message: BaseModel, data: dict[str, Any]) -> bool:
+    """Set `message`'s fields from plain arguments, as validation would; False if not plain."""
+    cls = type(message)
+    shape = _SHAPES.get(cls)
+    if shape is None:
+        return False  # a user's subclass may add fields and validators: always validate
+    calls = data.pop("tool_calls", None) if cls is AIMessage else None
+    for key, value in data.items():
+        if type(value) is not str:
+            if value is not None or key not in _NULLABLE:
+                break
+        elif key not in _STRING_FIELDS or (key == "status" and value not in _STATUSES):
+            break
+    else:
+        if shape.required <= data.keys():
+            fields_set = set(data)
+            fields = shape.template.copy()
+            for name, factory in shape.factories:
+                fields[name] = factory()
+            fields.update(data)
+            if not calls or _put_tool_calls(fields, calls):
+                if calls:
+                    fields_set.add("content")
+                _set(message, "__dict__", fields)
+                _set(message, "__pydantic_fields_set__", fields_set)
+                _set(message, "__pydantic_extra__", None)
+                _set(message, "__pydantic_private__", None)
+                return True
+    if calls is not None:
+        data["tool_calls"] = calls  # back for the validator
+    return False
+
+
+def _put_tool_calls(fields: dict[str, Any], calls: object) -> bool:
+    """Content followed by the calls as parts, as `_append_tool_calls` makes it; or False."""
+    if type(calls) is not list:
+        return False
+    parts: list[Any] = []
+    for call in calls:
+        if type(call) is not dict or not _TOOL_CALL_KEYS.issuperset(call):
+            return False
+        call_id, name, args = call.get("id"), call.get("name"), call.get("args", _NO_ARGS)
+        if type(call_id) is not str or type(name) is not str:
+            return False
+        part = _new(ToolCallPart)
+        if args is _NO_ARGS:
+            _set(part, "__dict__", {"type": "tool_call", "id": call_id, "name": name, "args": {}})
+            _set(part, "__pydantic_fields_set__", set(_TOOL_CALL_FIELDS_SET))
+        elif type(args) is dict and _STR.issuperset(map(type, args)):
+            fields_of_part = {"type": "tool_call", "id": call_id, "name": name, "args": dict(args)}
+            _set(part, "__dict__", fields_of_part)
+            _set(part, "__pydantic_fields_set__", {*_TOOL_CALL_FIELDS_SET, "args"})
+        else:
+            return False
+        _set(part, "__pydantic_extra__", None)
+        _set(part, "__pydantic_private__", None)
+        parts.append(part)
+    content = fields["content"]
+    fields["content"] = [TextPart(text=content), *parts] if content else parts
+    return True
+
+
+_NO_ARGS: Any = object()
+
+
 UserMessage = HumanMessage
 AssistantMessage = AIMessage
 ToolResponseMessage = ToolMessage
@@ -293,6 +401,10 @@ AnyMessage = Annotated[
     Field(discriminator="type"),
 ]
 """Any message, validated by its `type` field."""
+
+_SHAPES: dict[type[BaseModel], _Shape] = {
+    cls: _Shape(cls) for cls in (SystemMessage, HumanMessage, AIMessage, ToolMessage)
+}
 
 MESSAGE_TYPES: dict[str, type[BaseModel]] = {
     "system": SystemMessage,
