@@ -54,9 +54,7 @@ def deterministic_id_factory(key: str, step: int, task: int) -> Callable[[], str
     arguments every time, in any process, so a retried or resumed task
     re-emits the ids of its first attempt.
     """
-    ids = StepIds(key, step)
-    ids.start(task)
-    return ids
+    return StepIds(key, step, task)
 
 
 class StepIds:
@@ -69,9 +67,9 @@ class StepIds:
 
     __slots__ = ("position", "prefix", "task")
 
-    def __init__(self, key: str, step: int) -> None:
+    def __init__(self, key: str, step: int, task: int = 0) -> None:
         self.prefix = f"{key}-{step}-"
-        self.task = 0
+        self.task = task
         self.position = 0
 
     def start(self, task: int) -> None:
@@ -90,15 +88,16 @@ def with_new_id(message: M) -> M:
 
     The fields were validated when the message was made; only `id` changes.
     """
-    copy = object.__new__(type(message))
-    fields = dict(message.__dict__)
+    copy = _new(type(message))
+    fields = message.__dict__.copy()
     fields["id"] = new_message_id()
-    object.__setattr__(copy, "__dict__", fields)
-    object.__setattr__(
-        copy,
-        "__pydantic_fields_set__",
-        message.__pydantic_fields_set__ | {"id"},  # type: ignore[attr-defined]
-    )
-    object.__setattr__(copy, "__pydantic_extra__", message.__pydantic_extra__)  # type: ignore[attr-defined]
-    object.__setattr__(copy, "__pydantic_private__", message.__pydantic_private__)  # type: ignore[attr-defined]
+    _set(copy, "__dict__", fields)
+    _set(copy, "__pydantic_fields_set__", message.__pydantic_fields_set__ | _ID_FIELD)  # type: ignore[attr-defined]
+    _set(copy, "__pydantic_extra__", message.__pydantic_extra__)  # type: ignore[attr-defined]
+    _set(copy, "__pydantic_private__", message.__pydantic_private__)  # type: ignore[attr-defined]
     return copy
+
+
+_new = object.__new__
+_set = object.__setattr__
+_ID_FIELD = frozenset({"id"})

@@ -8,7 +8,9 @@ deterministic ids) changes nothing the second time.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from itertools import count
+from operator import attrgetter
+from typing import Any
 
 from flowgraph._ids import new_message_id
 from flowgraph.errors import InvalidMessageError
@@ -28,6 +30,7 @@ __all__ = ["MessageList", "add_messages"]
 
 _WITH_IDS = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage, RemoveMessage})
 _REMOVED: Any = object()
+_ID = attrgetter("id")
 
 
 class MessageList(list):  # type: ignore[type-arg]  # holds AnyMessage; list[...] subclassing needs no param
@@ -38,11 +41,29 @@ class MessageList(list):  # type: ignore[type-arg]  # holds AnyMessage; list[...
     hand stays correct, only slower.
     """
 
-    __slots__ = ("_positions",)
+    _positions: dict[str, int] | None = None
+    """id -> index, while the list is unchanged since `add_messages` made it (else None).
 
-    def __init__(self, items: Any = (), positions: dict[str, int] | None = None) -> None:
-        super().__init__(items)
-        self._positions = positions
+    A class default, not an `__init__`: `MessageList(items)` stays the C-level list
+    constructor, which every merge pays for."""
+
+
+def _remembering(items: list[Any], positions: dict[str, int]) -> MessageList:
+    result = MessageList(items)
+    result._positions = positions
+    return result
+
+
+def with_positions(messages: list[Any], ids: list[str]) -> list[Any]:
+    """`messages` (plain messages with these `ids`) as a MessageList that knows its positions.
+
+    `add_messages` writing it into an empty list takes the positions over
+    instead of reading every id again: the engine does this for a run's
+    input, often a whole conversation passed back in. If an id repeats the
+    list is returned as it is, for the merge to resolve.
+    """
+    positions = dict(zip(ids, count()))
+    return _remembering(messages, positions) if len(positions) == len(ids) else messages
 
 
 def _forgetting(name: str) -> Any:
@@ -166,9 +187,13 @@ def add_messages(left: Sequence[Any] | Any, right: Sequence[Any] | Any) -> list[
     if not left and type(right) in _LISTS:
         # a first write (a new thread's input, or a history passed back in): when every
         # item is a plain message with a distinct id, its positions are all there is to do
-        fresh = {m.id: i for i, m in enumerate(right) if type(m) in _PLAIN}
-        if len(fresh) == len(right) and None not in fresh:
-            return MessageList(right, fresh)
+        if isinstance(right, MessageList) and right._positions is not None:
+            known, right._positions = right._positions, None  # handed over, as from `left`
+            return _remembering(right, known)
+        if _PLAIN.issuperset(map(type, right)):
+            fresh = dict(zip(map(_ID, right), count()))  # C-level passes: O(n), no Python loop
+            if len(fresh) == len(right) and None not in fresh:
+                return _remembering(right, fresh)  # type: ignore[arg-type]  # a list, by type
     positions = _positions_of(left)
     if positions is None:
         merged: list[Any] = []
@@ -176,7 +201,7 @@ def add_messages(left: Sequence[Any] | Any, right: Sequence[Any] | Any) -> list[
         if left and _merge(merged, positions, coerce_messages(left)):
             merged, positions = _compacted(merged)
     else:
-        merged = list.copy(cast("list[Any]", left))  # plain: appends and stores stay C calls
+        merged = list.copy(left)  # type: ignore[arg-type]  # a list: plain, so appends stay C calls
     if isinstance(right, list):
         updates = right
     elif isinstance(right, tuple) and not (len(right) == 2 and isinstance(right[0], str)):
@@ -185,7 +210,7 @@ def add_messages(left: Sequence[Any] | Any, right: Sequence[Any] | Any) -> list[
         updates = coerce_messages(right)
     if _merge(merged, positions, updates):
         merged, positions = _compacted(merged)
-    return MessageList(merged, positions)
+    return _remembering(merged, positions)
 
 
 def _compacted(merged: list[Any]) -> tuple[list[Any], dict[str, int]]:

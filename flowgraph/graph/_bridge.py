@@ -44,11 +44,7 @@ def _thread_loop() -> asyncio.AbstractEventLoop:
 
 
 def _in_running_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+    return asyncio._get_running_loop() is not None  # no RuntimeError raised per sync call
 
 
 class _LoopThread:

@@ -66,6 +66,13 @@ def _modes(mode: StreamMode | Sequence[StreamMode]) -> frozenset[str]:
     return modes
 
 
+def _names(nodes: Sequence[str]) -> frozenset[str]:
+    return frozenset(nodes) if nodes else _NO_NAMES  # most runs name none: nothing to build
+
+
+_NO_NAMES: frozenset[str] = frozenset()
+
+
 class CompiledGraph:
     """A validated graph, ready to `invoke`, `stream`, or be used as a node of another graph."""
 
@@ -124,10 +131,10 @@ class CompiledGraph:
             inline_sync=inline_sync,
             sink=sink,
             modes=modes,
-            interrupt_before=frozenset(
+            interrupt_before=_names(
                 self.interrupt_before if interrupt_before is None else interrupt_before
             ),
-            interrupt_after=frozenset(
+            interrupt_after=_names(
                 self.interrupt_after if interrupt_after is None else interrupt_after
             ),
             wait=wait,
@@ -137,10 +144,17 @@ class CompiledGraph:
     # -- running -----------------------------------------------------------------
 
     async def _invoke(self, input: Any, options: RunOptions) -> Any:
-        async with self._turns.turn(options.thread_id, options.wait):
-            run = await prepare_run(self.engine, self.checkpointer, input, options, self._cache)
-            await run_loop(self.engine, run)
+        if options.thread_id is None or not self._turns.enabled:
+            run = await self._run(input, options)  # no thread to take turns on
+        else:
+            async with self._turns.turn(options.thread_id, options.wait):
+                run = await self._run(input, options)
         return self.engine.state.detached(run.values)
+
+    async def _run(self, input: Any, options: RunOptions) -> Run:
+        run = await prepare_run(self.engine, self.checkpointer, input, options, self._cache)
+        await run_loop(self.engine, run)
+        return run
 
     async def ainvoke(
         self,

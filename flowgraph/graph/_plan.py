@@ -7,7 +7,7 @@ in one place.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +82,7 @@ def apply_writes(
     same step always produces the same ids.
     """
     merged = dict(values)
+    reducers = state.reducers
     ids = StepIds(scope, step) if state.merges_need_ids else None
     token = message_id_factory.set(ids) if ids is not None else None
     try:
@@ -93,7 +94,13 @@ def apply_writes(
                 ids.start(task.index)
             for key, value in result.writes:
                 try:
-                    state.apply(merged, key, value)
+                    reducer = reducers[key]
+                    if reducer is None:
+                        merged[key] = value
+                    elif key in merged:
+                        merged[key] = reducer(merged[key], value)
+                    else:
+                        state.apply(merged, key, value)  # a first write: from an empty value
                 except Exception as exc:
                     exc.add_note(f"(merging what node '{task.node}' wrote to '{key}', step {step})")
                     raise
@@ -115,36 +122,52 @@ def next_tasks(
     tasks: list[Task] = []
     scheduled: set[str] = set()
     nodes = plan.nodes
-
-    def add(target: str | Send, source: str) -> None:
-        if isinstance(target, Send):
-            if target.node not in nodes:
-                raise GraphValidationError(
-                    f"Node '{source}' sent to '{target.node}', which is not a node; "
-                    f"known nodes: {', '.join(sorted(nodes))}",
-                    node=source,
-                )
-            tasks.append(Task(target.node, len(tasks), target.arg))
-            return
-        if target == END or target in scheduled:
-            return
-        if target not in nodes:
-            raise GraphValidationError(
-                f"Node '{source}' routed to '{target}', which is not a node; "
-                f"known nodes: {', '.join(sorted(nodes))} (or END)",
-                node=source,
-            )
-        scheduled.add(target)
-        tasks.append(Task(target, len(tasks)))
-
+    joins_by_source = plan.joins_by_source
     for source, targets in routes:
         for target in targets:
-            add(target, source)
-        for join in plan.joins_by_source.get(source, ()):
+            if type(target) is str:  # a node name: the common case, scheduled here
+                if target != END and target not in scheduled:
+                    if target not in nodes:
+                        raise _not_a_node(nodes, source, target)
+                    scheduled.add(target)
+                    tasks.append(Task(target, len(tasks)))
+            elif isinstance(target, Send):
+                if target.node not in nodes:
+                    raise GraphValidationError(
+                        f"Node '{source}' sent to '{target.node}', which is not a node; "
+                        f"known nodes: {', '.join(sorted(nodes))}",
+                        node=source,
+                    )
+                tasks.append(Task(target.node, len(tasks), target.arg))
+            else:
+                _schedule(tasks, scheduled, nodes, source, target)
+        if not joins_by_source:  # most graphs have no join edges: skip the lookup
+            continue
+        for join in joins_by_source.get(source, ()):
             sources, target_node = plan.joins[join]
             seen = join_seen.setdefault(join, set())
             seen.add(source)
             if seen >= sources:
                 del join_seen[join]
-                add(target_node, source)
+                _schedule(tasks, scheduled, nodes, source, target_node)
     return tasks
+
+
+def _schedule(
+    tasks: list[Task], scheduled: set[str], nodes: Mapping[str, Any], source: str, target: str
+) -> None:
+    """Add a task for node `target` unless it is END or already scheduled this step."""
+    if target == END or target in scheduled:
+        return
+    if target not in nodes:
+        raise _not_a_node(nodes, source, target)
+    scheduled.add(target)
+    tasks.append(Task(target, len(tasks)))
+
+
+def _not_a_node(nodes: Mapping[str, Any], source: str, target: str) -> GraphValidationError:
+    return GraphValidationError(
+        f"Node '{source}' routed to '{target}', which is not a node; "
+        f"known nodes: {', '.join(sorted(nodes))} (or END)",
+        node=source,
+    )

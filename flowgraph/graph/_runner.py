@@ -19,7 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from flowgraph._context import RunUsage, TaskScope, current_task, message_id_factory
-from flowgraph._ids import deterministic_id_factory
+from flowgraph._ids import StepIds
 from flowgraph.errors import GraphRecursionError, GraphValidationError, InvalidUpdateError
 from flowgraph.graph._interrupt import GraphInterrupt, Pause
 from flowgraph.graph._persist import PendingTask, Saver
@@ -167,9 +167,8 @@ _PLAIN_RESULTS = frozenset({dict, str, list, tuple, type(None)})
 
 async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
-    scope = TaskScope(
-        task.node, step, task.index, run.usage, run.scope, run.emitter(task.node, step), run.modes
-    )
+    emit = None if run.sink is None else run.emitter(task.node, step)
+    scope = TaskScope(task.node, step, task.index, run.usage, run.scope, emit, run.modes)
     parent = run.parent_task
     if parent is not None:
         scope.answers = parent.answers
@@ -188,18 +187,23 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             arg = engine.state.view(run.values) if task.arg is MISSING else task.arg
             scope.interrupts_seen = 0
             # every attempt numbers its messages from the start: a retry re-emits the same ids
-            ids = message_id_factory.set(deterministic_id_factory(run.scope, step, task.index))
+            ids = message_id_factory.set(StepIds(run.scope, step, task.index))
             try:
-                # the common cases inline: no extra coroutine per task
+                # the common cases inline: no extra coroutine (or call) per task
                 if spec.is_async:
                     out = await spec.fn(arg)
                 elif inline:
                     out = spec.fn(arg)
-                    if _awaitable(out):
+                    if type(out) not in _PLAIN_RESULTS and inspect.isawaitable(out):
                         out = await out  # a sync callable that returned a coroutine
                 else:
                     out = await _call(spec.fn, arg, is_async=False, inline=False)
-                result = _result(engine, task, out)
+                if type(out) is dict:  # what nodes return most
+                    result = TaskResult(
+                        task, list(engine.state.check_update(task.node, out).items())
+                    )
+                else:
+                    result = _result(engine, task, out)
                 break
             except Exception as exc:
                 policy = spec.retry
@@ -240,11 +244,6 @@ async def _run_tasks(engine: Engine, run: Run, step: int) -> list[TaskResult | B
     """
     tasks = run.tasks
     prefilled = run.prefilled
-    if len(tasks) == 1 and not prefilled:
-        try:
-            return [await _run_task(engine, run, tasks[0], step, run.inline_sync)]
-        except (Exception, GraphInterrupt) as exc:
-            return [exc]
     todo = [t for t in tasks if t.index not in prefilled]
     outcomes = await asyncio.gather(
         *(_run_task(engine, run, task, step, False) for task in todo), return_exceptions=True
@@ -287,14 +286,18 @@ async def _routes(
     values: dict[str, Any],
     sources: Sequence[tuple[str, list[str | Send]]],
     step: int = 0,
-) -> list[tuple[str, list[str | Send]]]:
+) -> list[tuple[str, Sequence[str | Send]]]:
     """Each finished node's next targets: plain edges, its Command's goto, then its branches."""
     plan = engine.plan
     view: Any = MISSING
-    routes = []
+    routes: list[tuple[str, Sequence[str | Send]]] = []
     for node, goto in sources:
+        branches = plan.branches.get(node)
+        if branches is None and not goto:  # plain edges only: the compiled tuple will do
+            routes.append((node, plan.successors.get(node, ())))
+            continue
         targets: list[str | Send] = [*plan.successors.get(node, ()), *goto]
-        for branch in plan.branches.get(node, ()):
+        for branch in branches or ():
             if view is MISSING:
                 view = engine.state.view(values)
             try:
@@ -304,7 +307,10 @@ async def _routes(
             except Exception as exc:
                 exc.add_note(f"(in the conditional edge from '{node}', after step {step})")
                 raise
-            targets.extend(_branch_targets(branch, out))
+            if type(out) is str and branch.path_map is None:  # a node name, or END
+                targets.append(out)
+            else:
+                targets.extend(_branch_targets(branch, out))
         routes.append((node, targets))
     return routes
 
@@ -345,11 +351,19 @@ async def run_loop(engine: Engine, run: Run) -> None:
         step = run.step + 1
         if run.saver is not None:
             run.scope = run.saver.step_scope()
-        outcomes = await _run_tasks(engine, run, step)
-        results = [o for o in outcomes if isinstance(o, TaskResult)]
-        if len(results) != len(outcomes):
-            await _stop_step(run, outcomes)
-            return
+        if len(run.tasks) == 1 and not run.prefilled:
+            # the usual step of a loop (one node): run it here, no gather and no outcome list
+            try:
+                results = [await _run_task(engine, run, run.tasks[0], step, run.inline_sync)]
+            except (Exception, GraphInterrupt) as exc:
+                await _stop_step(run, [exc])
+                return
+        else:
+            outcomes = await _run_tasks(engine, run, step)
+            results = [o for o in outcomes if isinstance(o, TaskResult)]
+            if len(results) != len(outcomes):
+                await _stop_step(run, outcomes)
+                return
         if run.prefilled:  # only the first step of a resume has these
             run.prefilled = {}
         if run.answers:
@@ -357,7 +371,12 @@ async def run_loop(engine: Engine, run: Run) -> None:
         if run.paused:
             run.paused = {}
         values = apply_writes(engine.state, run.values, results, scope=run.scope, step=step)
-        routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results], step)
+        sources = (
+            [(results[0].task.node, results[0].goto)]
+            if len(results) == 1
+            else [(r.task.node, r.goto) for r in results]
+        )
+        routes = await _routes(engine, values, sources, step)
         tasks = next_tasks(engine.plan, routes, run.join_seen)
         if run.saver is not None:
             await run.saver.save_step(values, results, tasks, run.join_seen, run.usage, step)

@@ -26,13 +26,16 @@ from flowgraph.messages import (
     ToolMessage,
     coerce_messages,
 )
-from flowgraph.reducers import add_messages
+from flowgraph.reducers import add_messages, with_positions
 from flowgraph.state import Reducer, field_reducers, is_typeddict_schema
 
 __all__ = ["StateAdapter"]
 
-_MESSAGE_TYPES = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage, RemoveMessage})
+_PLAIN_TYPES = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage})
+_MESSAGE_TYPES = _PLAIN_TYPES | {RemoveMessage}
 _ID = attrgetter("id")
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _default_maker(info: FieldInfo) -> Callable[[], Any]:
@@ -106,11 +109,11 @@ class StateAdapter:
             return dict(values)
         if self._has_private:
             return self.schema.model_construct(**values)
-        state = object.__new__(self.schema)
-        object.__setattr__(state, "__dict__", dict(values))
-        object.__setattr__(state, "__pydantic_fields_set__", set(values))
-        object.__setattr__(state, "__pydantic_extra__", None)
-        object.__setattr__(state, "__pydantic_private__", None)
+        state = _new(self.schema)
+        _set(state, "__dict__", dict(values))
+        _set(state, "__pydantic_fields_set__", set(values))
+        _set(state, "__pydantic_extra__", None)
+        _set(state, "__pydantic_private__", None)
         return state
 
     def detached(self, values: dict[str, Any]) -> Any:
@@ -128,12 +131,18 @@ class StateAdapter:
 
     # -- updates --------------------------------------------------------------
 
-    def check_update(self, node: str, update: Mapping[str, Any]) -> dict[str, Any]:
+    def check_update(
+        self, node: str, update: Mapping[str, Any], *, positions: bool = False
+    ) -> dict[str, Any]:
         """The update with every key known and every replaced value valid for its field.
 
         Reducer fields are left to their reducer (which accepts other shapes,
         e.g. a single message or a tuple); message fields get their ids here,
         so what is streamed and stored carries the ids the state will hold.
+        With `positions`, message lists come back knowing their positions
+        (`with_positions`), which `add_messages` takes over when it writes
+        them into an empty field: a run's input, often a whole conversation
+        passed back in, then has its ids read once, not twice.
         """
         checked = {}
         reducers = self.reducers
@@ -147,25 +156,30 @@ class StateAdapter:
                     key=key,
                 )
             if key in self.message_fields:
-                checked[key] = self._with_ids(node, key, value)
+                checked[key] = self._with_ids(node, key, value, positions)
             elif reducers[key] is None:
                 checked[key] = self._validate(node, key, value)
             else:
                 checked[key] = value
         return checked
 
-    def _with_ids(self, node: str, key: str, value: Any) -> list[Any]:
-        # the common case (a list of messages that all have ids, e.g. a conversation passed
-        # back in as input) is checked by C-level passes, not a Python loop per message
-        if isinstance(value, list) and _MESSAGE_TYPES.issuperset(map(type, value)):
+    def _with_ids(self, node: str, key: str, value: Any, positions: bool = False) -> list[Any]:
+        # the common cases (a node's few new messages, or a conversation passed back in as
+        # input with one new message at the end) are scanned by C-level passes: only the
+        # id-less messages cost a Python step
+        kinds = set(map(type, value)) if isinstance(value, list) else None
+        if kinds is not None and kinds <= _MESSAGE_TYPES:
             messages = list(value)
-            if None not in map(_ID, messages):
-                return messages
         else:
             messages = self._coerce(node, key, value)
-        for i, message in enumerate(messages):
-            if message.id is None:
-                messages[i] = with_new_id(message)
+        ids = list(map(_ID, messages))
+        if not all(ids):  # a C-level pass; only when some id is None (or "") look closer
+            for i, message_id in enumerate(ids):
+                if message_id is None:
+                    message = messages[i] = with_new_id(messages[i])
+                    ids[i] = message.id
+        if positions and kinds is not None and kinds <= _PLAIN_TYPES:
+            return with_positions(messages, ids)
         return messages
 
     def _coerce(self, node: str, key: str, value: Any) -> list[Any]:

@@ -68,6 +68,8 @@ def _usage_for(budget: Budget | None) -> RunUsage:
 
 
 def _input_writes(engine: Engine, input: Any) -> dict[str, Any]:
+    if type(input) is dict:  # the usual input, answered without an ABC instance check
+        return dict(input)
     if isinstance(input, BaseModel):
         return {k: getattr(input, k) for k in input.model_fields_set}
     if isinstance(input, Mapping):
@@ -293,7 +295,7 @@ async def _apply_input(
     writes = _input_writes(engine, input)
     token = message_id_factory.set(deterministic_id_factory(run.scope, step, 0))
     try:
-        given = state.check_update(START, writes)
+        given = state.check_update(START, writes, positions=True)
         checked: dict[str, Any] = {}
         for key, extra in (patches or {}).items():
             answered = {m.tool_call_id for m in given.get(key, ()) if isinstance(m, ToolMessage)}

@@ -1,0 +1,183 @@
+"""The run loop's shortcuts must agree with its general paths.
+
+A step with one task runs without gather; a node name routes without the
+general scheduling helper; a node with only plain edges routes along its
+compiled successors; a conversation passed back in as input is checked and
+merged by C-level passes. Each test runs the same work once through the
+shortcut and once through the general path, and compares what came out
+(state, message ids, errors), so a shortcut that drifted would fail here.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import pytest
+
+from flowgraph import (
+    END,
+    START,
+    AIMessage,
+    HumanMessage,
+    MessagesState,
+    StateGraph,
+    ToolMessage,
+)
+from flowgraph.checkpoint.memory import MemoryCheckpointer
+from flowgraph.errors import GraphValidationError, InvalidMessageError
+from flowgraph.messages import RemoveMessage
+
+
+def _say(text: str) -> Any:
+    def node(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"{text} {len(state.messages)}")]}
+
+    return node
+
+
+def _quiet(state: Any) -> None:
+    return None
+
+
+def _linear(checkpointer: Any = None) -> Any:
+    """START -> a -> b -> END: every step has one task (the shortcut)."""
+    graph = StateGraph(MessagesState)
+    graph.add_node("a", _say("a"))
+    graph.add_node("b", _say("b"))
+    graph.add_edge(START, "a")
+    graph.add_edge("a", "b")
+    graph.add_edge("b", END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+def _with_a_sibling(checkpointer: Any = None) -> Any:
+    """The same, but `a` runs beside a silent sibling: its steps take the general path."""
+    graph = StateGraph(MessagesState)
+    graph.add_node("a", _say("a"))
+    graph.add_node("quiet", _quiet)
+    graph.add_node("b", _say("b"))
+    graph.add_edge(START, "a")
+    graph.add_edge(START, "quiet")
+    graph.add_edge("quiet", END)
+    graph.add_edge("a", "b")
+    graph.add_edge("b", END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+def _summary(state: Any) -> list[tuple[str, str, str]]:
+    """Each message's kind, text and id past the run's scope key: `<step>-<task>-<position>`."""
+    return [(m.type, m.text, m.id.split("-", 1)[1]) for m in state.messages]
+
+
+def test_a_one_task_step_merges_and_names_messages_as_a_wider_step_does() -> None:
+    thread = {"thread_id": "t"}
+    single = _linear(MemoryCheckpointer()).invoke({"messages": [HumanMessage("hi")]}, **thread)
+    wide = _with_a_sibling(MemoryCheckpointer()).invoke(
+        {"messages": [HumanMessage("hi")]}, **thread
+    )
+    assert _summary(single) == [
+        ("human", "hi", "0-0-0"),
+        ("ai", "a 1", "1-0-0"),
+        ("ai", "b 2", "2-0-0"),
+    ]
+    assert _summary(single) == _summary(wide)  # `a` is task 0 of step 1 in both
+
+
+def test_a_failing_lone_task_is_reported_as_in_a_wider_step() -> None:
+    def broken(state: Any) -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    def build(with_sibling: bool) -> Any:
+        graph = StateGraph(MessagesState)
+        graph.add_node("broken", broken)
+        graph.add_edge(START, "broken")
+        graph.add_edge("broken", END)
+        if with_sibling:
+            graph.add_node("quiet", _quiet)
+            graph.add_edge(START, "quiet")
+            graph.add_edge("quiet", END)
+        return graph.compile()
+
+    errors = []
+    for with_sibling in (False, True):
+        with pytest.raises(RuntimeError, match="boom") as caught:
+            build(with_sibling).invoke({"messages": []})
+        errors.append(caught.value.__notes__)
+    assert errors[0] == errors[1] == ["(in node 'broken', step 1, attempt 1)"]
+
+
+class Route(enum.StrEnum):
+    """A branch may return a str subclass: it takes the general scheduling path."""
+
+    A = "a"
+    MISSING = "nowhere"
+
+
+@pytest.mark.parametrize("target", ["a", Route.A])
+def test_a_branch_routes_a_plain_name_and_a_str_subclass_alike(target: str) -> None:
+    graph = StateGraph(MessagesState)
+    graph.add_node("start", _quiet)
+    graph.add_node("a", _say("a"))
+    graph.add_edge(START, "start")
+    graph.add_conditional_edges("start", lambda state: target, ["a"])
+    graph.add_edge("a", END)
+    out = graph.compile().invoke({"messages": [HumanMessage("hi")]})
+    assert [m.text for m in out.messages] == ["hi", "a 1"]
+
+
+@pytest.mark.parametrize("target", ["nowhere", Route.MISSING])
+def test_an_unknown_target_fails_alike_on_both_paths(target: str) -> None:
+    graph = StateGraph(MessagesState)
+    graph.add_node("start", _quiet)
+    graph.add_node("a", _say("a"))
+    graph.add_edge(START, "start")
+    graph.add_conditional_edges("start", lambda state: target)
+    graph.add_edge("a", END)
+    with pytest.raises(GraphValidationError) as caught:
+        graph.compile().invoke({"messages": []})
+    assert str(caught.value) == (
+        f"Node 'start' routed to '{target}', which is not a node; known nodes: a, start (or END)"
+    )
+    assert caught.value.node == "start"
+
+
+def test_a_conversation_passed_back_in_keeps_its_ids_and_names_only_new_messages() -> None:
+    app = _linear()
+    first = app.invoke({"messages": [HumanMessage("one")]})
+    history = list(first.messages)
+    new = HumanMessage("two")
+    again = app.invoke({"messages": [*history, new]})
+    assert [m.id for m in again.messages[:3]] == [m.id for m in history]
+    assert again.messages[3].text == "two" and again.messages[3].id is not None
+    assert new.id is None  # the caller's message is never changed
+    assert len({m.id for m in again.messages}) == len(again.messages) == 6
+
+
+def test_an_input_with_a_repeated_id_merges_by_id_as_the_general_merge_does() -> None:
+    app = _linear()
+    first = HumanMessage("first", id="same")
+    second = HumanMessage("second", id="same")
+    out = app.invoke({"messages": [first, second]})
+    assert [(m.id, m.text) for m in out.messages[:1]] == [("same", "second")]
+    # the merged list still merges by id afterwards: replacing the answer keeps its place
+    answer = out.messages[1]
+    replaced = AIMessage("edited", id=answer.id)
+    tool = ToolMessage("r", tool_call_id="c")
+    later = app.invoke({"messages": [*out.messages, replaced, tool]})
+    assert [m.text for m in later.messages[:4]] == ["second", "edited", "b 2", "r"]
+
+
+def test_an_input_removing_an_unknown_message_fails_as_the_merge_says() -> None:
+    with pytest.raises(InvalidMessageError, match="RemoveMessage names id 'gone'"):
+        _linear().invoke({"messages": [HumanMessage("hi", id="h"), RemoveMessage("gone")]})
+
+
+def test_an_input_merged_into_a_thread_with_history_keeps_merging_by_id() -> None:
+    app = _linear(MemoryCheckpointer())
+    first = app.invoke({"messages": [HumanMessage("one", id="h1")]}, thread_id="t")
+    edited = HumanMessage("one, edited", id="h1")
+    out = app.invoke({"messages": [edited, HumanMessage("two")]}, thread_id="t")
+    texts = [m.text for m in out.messages]
+    assert texts[:3] == ["one, edited", "a 1", "b 2"] and texts[3] == "two"
+    assert [m.id for m in out.messages[:3]] == [m.id for m in first.messages]
