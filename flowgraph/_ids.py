@@ -13,6 +13,8 @@ import uuid
 from collections.abc import Callable
 from typing import TypeVar
 
+from pydantic import BaseModel
+
 from flowgraph._context import message_id_factory
 
 __all__ = [
@@ -90,14 +92,20 @@ def with_new_id(message: M) -> M:
     """
     copy = _new(type(message))
     fields = message.__dict__.copy()
-    fields["id"] = new_message_id()
-    _set(copy, "__dict__", fields)
-    _set(copy, "__pydantic_fields_set__", message.__pydantic_fields_set__ | _ID_FIELD)  # type: ignore[attr-defined]
-    _set(copy, "__pydantic_extra__", message.__pydantic_extra__)  # type: ignore[attr-defined]
-    _set(copy, "__pydantic_private__", message.__pydantic_private__)  # type: ignore[attr-defined]
+    factory = message_id_factory.get()  # `new_message_id`, inlined: a run calls this per message
+    fields["id"] = factory() if factory is not None else str(uuid.uuid4())
+    _set_dict(copy, fields)
+    _set_fields_set(copy, message.__pydantic_fields_set__ | _ID_FIELD)  # type: ignore[attr-defined]
+    _set_extra(copy, message.__pydantic_extra__)  # type: ignore[attr-defined]
+    _set_private(copy, message.__pydantic_private__)  # type: ignore[attr-defined]
     return copy
 
 
 _new = object.__new__
-_set = object.__setattr__
+# the slots of every pydantic model, set through their descriptors: a bound setter call
+# costs about half of `object.__setattr__`'s name lookup, and messages are built often
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _ID_FIELD = frozenset({"id"})

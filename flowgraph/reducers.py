@@ -66,6 +66,15 @@ def with_positions(messages: list[Any], ids: list[str]) -> list[Any]:
     return _remembering(messages, positions) if len(positions) == len(ids) else messages
 
 
+def with_known_positions(messages: list[Any], positions: dict[str, int]) -> MessageList:
+    """`messages` as a MessageList with `positions`, an id -> index map the caller built.
+
+    The caller vouches that every message has a distinct id and `positions`
+    maps each to its index (what `with_positions` would compute).
+    """
+    return _remembering(messages, positions)
+
+
 def _forgetting(name: str) -> Any:
     method = getattr(list, name)
 
@@ -124,7 +133,7 @@ def _merge(merged: list[Any], positions: dict[str, int], updates: Sequence[Any])
     id assignment and removal take the second.
     """
     get_position = positions.get
-    append = merged.append
+    append = _append.__get__(merged)  # list's own methods: `merged` may be a MessageList
     removed = False
     for message in updates:
         cls = type(message)
@@ -136,7 +145,7 @@ def _merge(merged: list[Any], positions: dict[str, int], updates: Sequence[Any])
                     positions[message_id] = len(merged)
                     append(message)
                 else:
-                    merged[position] = message
+                    _setitem(merged, position, message)
                 continue
         if cls not in _WITH_IDS:
             message = coerce_message(message)
@@ -147,7 +156,7 @@ def _merge(merged: list[Any], positions: dict[str, int], updates: Sequence[Any])
             message = message.model_copy(update={"id": message_id})
         if cls is RemoveMessage:
             if message_id == REMOVE_ALL_MESSAGES:
-                merged.clear()
+                list.clear(merged)
                 positions.clear()
                 removed = False
                 continue
@@ -158,7 +167,7 @@ def _merge(merged: list[Any], positions: dict[str, int], updates: Sequence[Any])
                     f"it ({len(positions)} messages); pass the id of a message that is there",
                     message_id=message_id,
                 )
-            merged[position] = _REMOVED
+            _setitem(merged, position, _REMOVED)
             removed = True
             continue
         position = get_position(message_id)
@@ -166,7 +175,7 @@ def _merge(merged: list[Any], positions: dict[str, int], updates: Sequence[Any])
             positions[message_id] = len(merged)
             append(message)
         else:
-            merged[position] = message
+            _setitem(merged, position, message)
     return removed
 
 
@@ -201,7 +210,7 @@ def add_messages(left: Sequence[Any] | Any, right: Sequence[Any] | Any) -> list[
         if left and _merge(merged, positions, coerce_messages(left)):
             merged, positions = _compacted(merged)
     else:
-        merged = list.copy(left)  # type: ignore[arg-type]  # a list: plain, so appends stay C calls
+        merged = MessageList(left)  # the one copy; `_merge` extends it with list's own methods
     if isinstance(right, list):
         updates = right
     elif isinstance(right, tuple) and not (len(right) == 2 and isinstance(right[0], str)):
@@ -210,6 +219,9 @@ def add_messages(left: Sequence[Any] | Any, right: Sequence[Any] | Any) -> list[
         updates = coerce_messages(right)
     if _merge(merged, positions, updates):
         merged, positions = _compacted(merged)
+    if type(merged) is MessageList:
+        merged._positions = positions
+        return merged
     return _remembering(merged, positions)
 
 
@@ -219,5 +231,7 @@ def _compacted(merged: list[Any]) -> tuple[list[Any], dict[str, int]]:
     return kept, {m.id: i for i, m in enumerate(kept)}
 
 
+_append = list.append
+_setitem = list.__setitem__
 _PLAIN = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage})
 _LISTS = frozenset({list, MessageList})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Callable, Mapping
+from itertools import count
 from operator import attrgetter
 from typing import Annotated, Any, get_type_hints
 
@@ -26,7 +27,7 @@ from flowgraph.messages import (
     ToolMessage,
     coerce_messages,
 )
-from flowgraph.reducers import add_messages, with_positions
+from flowgraph.reducers import add_messages, with_known_positions, with_positions
 from flowgraph.state import Reducer, field_reducers, is_typeddict_schema
 
 __all__ = ["StateAdapter"]
@@ -35,7 +36,12 @@ _PLAIN_TYPES = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage})
 _MESSAGE_TYPES = _PLAIN_TYPES | {RemoveMessage}
 _ID = attrgetter("id")
 _new = object.__new__
-_set = object.__setattr__
+# the slots of every pydantic model, set through their descriptors: a bound setter call
+# costs about half of `object.__setattr__`'s name lookup, and messages are built often
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _default_maker(info: FieldInfo) -> Callable[[], Any]:
@@ -110,10 +116,10 @@ class StateAdapter:
         if self._has_private:
             return self.schema.model_construct(**values)
         state = _new(self.schema)
-        _set(state, "__dict__", dict(values))
-        _set(state, "__pydantic_fields_set__", set(values))
-        _set(state, "__pydantic_extra__", None)
-        _set(state, "__pydantic_private__", None)
+        _set_dict(state, dict(values))
+        _set_fields_set(state, set(values))
+        _set_extra(state, None)
+        _set_private(state, None)
         return state
 
     def detached(self, values: dict[str, Any]) -> Any:
@@ -165,8 +171,17 @@ class StateAdapter:
 
     def _with_ids(self, node: str, key: str, value: Any, positions: bool = False) -> list[Any]:
         # the common cases (a node's few new messages, or a conversation passed back in as
-        # input with one new message at the end) are scanned by C-level passes: only the
-        # id-less messages cost a Python step
+        # input with one new message at the end) take C-level passes over the list: only
+        # the id-less messages cost a Python step
+        if positions and type(value) is list and _PLAIN_TYPES.issuperset(map(type, value)):
+            return _input_with_ids(value)
+        if not positions and type(value) is list and _MESSAGE_TYPES.issuperset(map(type, value)):
+            messages = value.copy()  # a node's new messages: a few, mostly without ids
+            if not all(map(_ID, messages)):
+                for i, message in enumerate(messages):
+                    if message.id is None:
+                        messages[i] = with_new_id(message)
+            return messages
         kinds = set(map(type, value)) if isinstance(value, list) else None
         if kinds is not None and kinds <= _MESSAGE_TYPES:
             messages = list(value)
@@ -220,6 +235,35 @@ class StateAdapter:
             values[key] = reducer(values[key], value)
         else:
             values[key] = reducer(_empty_like(value), value)
+
+
+def _input_with_ids(value: list[Any]) -> list[Any]:
+    """A list of plain messages with every id set, knowing its positions (`with_positions`).
+
+    The input's shape, a history passed back in with at most one new
+    (id-less) message, costs two C-level passes: the id -> position map is
+    built first, and only a None among its keys asks for an id. Anything
+    else (several id-less messages, a repeated id) takes the general way,
+    which gives the same result.
+    """
+    known = dict(zip(map(_ID, value), count()))
+    if len(known) != len(value):  # a repeated id, or several id-less messages
+        messages = list(value)
+        ids = list(map(_ID, messages))
+        for i, message_id in enumerate(ids):
+            if message_id is None:
+                message = messages[i] = with_new_id(messages[i])
+                ids[i] = message.id
+        return with_positions(messages, ids)
+    missing = known.pop(None, None)
+    if missing is None:
+        return with_known_positions(value, known)
+    messages = list(value)
+    message = messages[missing] = with_new_id(value[missing])
+    if message.id in known:  # the new id repeats one already there: the merge resolves it
+        return messages
+    known[message.id] = missing
+    return with_known_positions(messages, known)
 
 
 def _empty_like(value: Any) -> Any:

@@ -36,9 +36,13 @@ CANCELLED_TOOL_CALL = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class RunOptions:
-    """How the caller wants this one run done."""
+    """How the caller wants this one run done.
+
+    Not frozen: one is built per call, and a frozen dataclass pays an
+    `object.__setattr__` per field; derived options use `dataclasses.replace`.
+    """
 
     thread_id: str | None = None
     checkpoint_id: str | None = None
@@ -295,15 +299,18 @@ async def _apply_input(
     writes = _input_writes(engine, input)
     token = message_id_factory.set(deterministic_id_factory(run.scope, step, 0))
     try:
-        given = state.check_update(START, writes, positions=True)
-        checked: dict[str, Any] = {}
-        for key, extra in (patches or {}).items():
-            answered = {m.tool_call_id for m in given.get(key, ()) if isinstance(m, ToolMessage)}
-            missing = [m for m in extra if m.tool_call_id not in answered]
-            if missing:
-                checked[key] = state.check_update(START, {key: missing})[key]
-        for key, value in given.items():
-            checked[key] = [*checked[key], *value] if key in checked else value
+        checked = given = state.check_update(START, writes, positions=True)
+        if patches:  # a thread's history with unanswered tool calls: their results go first
+            checked = {}
+            for key, extra in patches.items():
+                answered = {
+                    m.tool_call_id for m in given.get(key, ()) if isinstance(m, ToolMessage)
+                }
+                missing = [m for m in extra if m.tool_call_id not in answered]
+                if missing:
+                    checked[key] = state.check_update(START, {key: missing})[key]
+            for key, value in given.items():
+                checked[key] = [*checked[key], *value] if key in checked else value
     finally:
         message_id_factory.reset(token)
     result = TaskResult(Task(START), list(checked.items()))

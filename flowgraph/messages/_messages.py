@@ -182,16 +182,21 @@ def _tool_call_parts(calls: object) -> list[dict[str, Any]]:
 def _tool_call(part: ToolCallPart) -> ToolCall:
     """The ToolCall view of a part, built without re-validating what the part holds."""
     call = _new(ToolCall)
-    _set(call, "__dict__", {"id": part.id, "name": part.name, "args": part.args})
-    _set(call, "__pydantic_fields_set__", _TOOL_CALL_FIELDS)
-    _set(call, "__pydantic_extra__", None)
-    _set(call, "__pydantic_private__", None)
+    _set_dict(call, {"id": part.id, "name": part.name, "args": part.args})
+    _set_fields_set(call, _TOOL_CALL_FIELDS)
+    _set_extra(call, None)
+    _set_private(call, None)
     return call
 
 
 _TOOL_CALL_FIELDS = frozenset({"id", "name", "args"})
 _new = object.__new__
-_set = object.__setattr__
+# the slots of every pydantic model, set through their descriptors: a bound setter call
+# costs about half of `object.__setattr__`'s name lookup, and messages are built often
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 class AIMessage(BaseMessage):
@@ -350,10 +355,10 @@ def _init_plain(message: BaseModel, data: dict[str, Any]) -> bool:
             if not calls or _put_tool_calls(fields, calls):
                 if calls:
                     fields_set.add("content")
-                _set(message, "__dict__", fields)
-                _set(message, "__pydantic_fields_set__", fields_set)
-                _set(message, "__pydantic_extra__", None)
-                _set(message, "__pydantic_private__", None)
+                _set_dict(message, fields)
+                _set_fields_set(message, fields_set)
+                _set_extra(message, None)
+                _set_private(message, None)
                 return True
     if calls is not None:
         data["tool_calls"] = calls  # back for the validator
@@ -373,16 +378,16 @@ def _put_tool_calls(fields: dict[str, Any], calls: object) -> bool:
             return False
         part = _new(ToolCallPart)
         if args is _NO_ARGS:
-            _set(part, "__dict__", {"type": "tool_call", "id": call_id, "name": name, "args": {}})
-            _set(part, "__pydantic_fields_set__", set(_TOOL_CALL_FIELDS_SET))
+            _set_dict(part, {"type": "tool_call", "id": call_id, "name": name, "args": {}})
+            _set_fields_set(part, set(_TOOL_CALL_FIELDS_SET))
         elif type(args) is dict and _STR.issuperset(map(type, args)):
             fields_of_part = {"type": "tool_call", "id": call_id, "name": name, "args": dict(args)}
-            _set(part, "__dict__", fields_of_part)
-            _set(part, "__pydantic_fields_set__", {*_TOOL_CALL_FIELDS_SET, "args"})
+            _set_dict(part, fields_of_part)
+            _set_fields_set(part, {*_TOOL_CALL_FIELDS_SET, "args"})
         else:
             return False
-        _set(part, "__pydantic_extra__", None)
-        _set(part, "__pydantic_private__", None)
+        _set_extra(part, None)
+        _set_private(part, None)
         parts.append(part)
     content = fields["content"]
     fields["content"] = [TextPart(text=content), *parts] if content else parts

@@ -181,3 +181,88 @@ def test_an_input_merged_into_a_thread_with_history_keeps_merging_by_id() -> Non
     texts = [m.text for m in out.messages]
     assert texts[:3] == ["one, edited", "a 1", "b 2"] and texts[3] == "two"
     assert [m.id for m in out.messages[:3]] == [m.id for m in first.messages]
+
+
+# -- id assignment: the input's and a node output's shortcuts against the general way ---
+
+
+def _ids_by_both_ways(messages: list[Any], *, positions: bool) -> tuple[list[Any], list[Any]]:
+    """`check_update` on a plain list (the shortcuts) and on a MessageList (the general way),
+    each under a fresh id factory of the same scope, so both number new ids alike."""
+    from flowgraph._context import message_id_factory
+    from flowgraph._ids import StepIds
+    from flowgraph.graph._schema import StateAdapter
+    from flowgraph.reducers import MessageList
+
+    state = StateAdapter(MessagesState)
+    outcomes = []
+    for value in (list(messages), MessageList(messages)):
+        token = message_id_factory.set(StepIds("k", 0, 0))
+        try:
+            outcomes.append(state.check_update(START, {"messages": value}, positions=positions))
+        finally:
+            message_id_factory.reset(token)
+    return outcomes[0]["messages"], outcomes[1]["messages"]
+
+
+def _known_positions(messages: list[Any]) -> dict[str, int] | None:
+    from flowgraph.reducers import MessageList
+
+    return messages._positions if isinstance(messages, MessageList) else None
+
+
+_SHAPES = {
+    "all ids set": [HumanMessage("a", id="1"), AIMessage("b", id="2")],
+    "one new at the end": [HumanMessage("a", id="1"), AIMessage("b", id="2"), HumanMessage("c")],
+    "one new first": [HumanMessage("a"), AIMessage("b", id="2")],
+    "several new": [HumanMessage("a"), AIMessage("b", id="2"), HumanMessage("c")],
+    "a repeated id": [HumanMessage("a", id="1"), AIMessage("b", id="1"), HumanMessage("c")],
+    "a new id already there": [HumanMessage("a", id="k-0-0-0"), HumanMessage("b")],
+    "an empty id": [HumanMessage("a", id=""), HumanMessage("b")],
+    "empty": [],
+}
+
+
+@pytest.mark.parametrize("shape", list(_SHAPES))
+@pytest.mark.parametrize("positions", [True, False])
+def test_id_assignment_shortcuts_agree_with_the_general_way(shape: str, positions: bool) -> None:
+    from flowgraph.reducers import add_messages
+
+    given = _SHAPES[shape]
+    before = [(m.id, m.text) for m in given]
+    fast, general = _ids_by_both_ways(given, positions=positions)
+    assert [(m.id, m.text, m.model_fields_set) for m in fast] == [
+        (m.id, m.text, m.model_fields_set) for m in general
+    ]
+    assert all(a is b for a, b in zip(fast, general, strict=True) if a.id in {"1", "2", ""})
+    assert [(m.id, m.text) for m in given] == before  # the caller's messages are untouched
+    fast_positions, general_positions = _known_positions(fast), _known_positions(general)
+    assert fast_positions == general_positions
+    if fast_positions is not None:
+        assert fast_positions == {m.id: i for i, m in enumerate(fast)}
+    merged_fast, merged_general = add_messages([], fast), add_messages([], general)
+    assert [(m.id, m.text) for m in merged_fast] == [(m.id, m.text) for m in merged_general]
+
+
+def test_the_input_shortcut_names_the_one_new_message_as_the_general_way() -> None:
+    fast, _ = _ids_by_both_ways(_SHAPES["one new at the end"], positions=True)
+    assert [m.id for m in fast] == ["1", "2", "k-0-0-0"]
+    assert _known_positions(fast) == {"1": 0, "2": 1, "k-0-0-0": 2}
+    repeated, _ = _ids_by_both_ways(_SHAPES["a new id already there"], positions=True)
+    assert _known_positions(repeated) is None  # left to the merge, which keeps the later one
+
+
+def test_merging_into_a_remembering_list_leaves_it_as_it_was_and_knows_the_new_positions() -> None:
+    from flowgraph.reducers import MessageList, add_messages
+
+    left = add_messages([], [HumanMessage("a", id="1"), AIMessage("b", id="2")])
+    assert isinstance(left, MessageList)
+    merged = add_messages(left, [AIMessage("b2", id="2"), HumanMessage("c", id="3")])
+    assert [(m.id, m.text) for m in left] == [("1", "a"), ("2", "b")]
+    assert [(m.id, m.text) for m in merged] == [("1", "a"), ("2", "b2"), ("3", "c")]
+    assert isinstance(merged, MessageList)
+    assert merged._positions == {"1": 0, "2": 1, "3": 2}
+    again = add_messages(merged, [RemoveMessage("1"), HumanMessage("d", id="4")])
+    assert [(m.id, m.text) for m in again] == [("2", "b2"), ("3", "c"), ("4", "d")]
+    assert again._positions == {"2": 0, "3": 1, "4": 2}  # type: ignore[attr-defined]
+    assert [m.id for m in merged] == ["1", "2", "3"]
