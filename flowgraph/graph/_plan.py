@@ -82,7 +82,6 @@ def apply_writes(
     same step always produces the same ids.
     """
     merged = dict(values)
-    reducers = state.reducers
     ids = StepIds(scope, step) if state.merges_need_ids else None
     token = message_id_factory.set(ids) if ids is not None else None
     try:
@@ -94,13 +93,7 @@ def apply_writes(
                 ids.start(task.index)
             for key, value in result.writes:
                 try:
-                    reducer = reducers[key]
-                    if reducer is None:
-                        merged[key] = value
-                    elif key in merged:
-                        merged[key] = reducer(merged[key], value)
-                    else:
-                        state.apply(merged, key, value)  # a first write: from an empty value
+                    state.apply(merged, key, value)
                 except Exception as exc:
                     exc.add_note(f"(merging what node '{task.node}' wrote to '{key}', step {step})")
                     raise

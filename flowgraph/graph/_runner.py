@@ -112,10 +112,10 @@ def _emit(
 def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
     """A node's return value as checked writes and routes; anything else is a clear error."""
     node = task.node
+    if type(out) is dict or isinstance(out, Mapping):  # what nodes return most, first
+        return TaskResult(task, list(engine.state.check_update(node, out).items()))
     if out is None:
         return TaskResult(task)
-    if type(out) is dict or isinstance(out, Mapping):
-        return TaskResult(task, list(engine.state.check_update(node, out).items()))
     if isinstance(out, Command):
         if out.has_resume:
             raise InvalidUpdateError(
@@ -189,21 +189,16 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             # every attempt numbers its messages from the start: a retry re-emits the same ids
             ids = message_id_factory.set(StepIds(run.scope, step, task.index))
             try:
-                # the common cases inline: no extra coroutine (or call) per task
+                # the common cases inline: no extra coroutine per task
                 if spec.is_async:
                     out = await spec.fn(arg)
                 elif inline:
                     out = spec.fn(arg)
-                    if type(out) not in _PLAIN_RESULTS and inspect.isawaitable(out):
+                    if _awaitable(out):
                         out = await out  # a sync callable that returned a coroutine
                 else:
                     out = await _call(spec.fn, arg, is_async=False, inline=False)
-                if type(out) is dict:  # what nodes return most
-                    result = TaskResult(
-                        task, list(engine.state.check_update(task.node, out).items())
-                    )
-                else:
-                    result = _result(engine, task, out)
+                result = _result(engine, task, out)
                 break
             except Exception as exc:
                 policy = spec.retry
@@ -371,12 +366,7 @@ async def run_loop(engine: Engine, run: Run) -> None:
         if run.paused:
             run.paused = {}
         values = apply_writes(engine.state, run.values, results, scope=run.scope, step=step)
-        sources = (
-            [(results[0].task.node, results[0].goto)]
-            if len(results) == 1
-            else [(r.task.node, r.goto) for r in results]
-        )
-        routes = await _routes(engine, values, sources, step)
+        routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results], step)
         tasks = next_tasks(engine.plan, routes, run.join_seen)
         if run.saver is not None:
             await run.saver.save_step(values, results, tasks, run.join_seen, run.usage, step)

@@ -189,10 +189,7 @@ class StateAdapter:
             messages = self._coerce(node, key, value)
         ids = list(map(_ID, messages))
         if not all(ids):  # a C-level pass; only when some id is None (or "") look closer
-            for i, message_id in enumerate(ids):
-                if message_id is None:
-                    message = messages[i] = with_new_id(messages[i])
-                    ids[i] = message.id
+            _fill_ids(messages, ids)
         if positions and kinds is not None and kinds <= _PLAIN_TYPES:
             return with_positions(messages, ids)
         return messages
@@ -250,10 +247,7 @@ def _input_with_ids(value: list[Any]) -> list[Any]:
     if len(known) != len(value):  # a repeated id, or several id-less messages
         messages = list(value)
         ids = list(map(_ID, messages))
-        for i, message_id in enumerate(ids):
-            if message_id is None:
-                message = messages[i] = with_new_id(messages[i])
-                ids[i] = message.id
+        _fill_ids(messages, ids)
         return with_positions(messages, ids)
     missing = known.pop(None, None)
     if missing is None:
@@ -264,6 +258,14 @@ def _input_with_ids(value: list[Any]) -> list[Any]:
         return messages
     known[message.id] = missing
     return with_known_positions(messages, known)
+
+
+def _fill_ids(messages: list[Any], ids: list[Any]) -> None:
+    """Give each id-less message (and its slot in `ids`) the run's next deterministic id."""
+    for i, message_id in enumerate(ids):
+        if message_id is None:
+            message = messages[i] = with_new_id(messages[i])
+            ids[i] = message.id
 
 
 def _empty_like(value: Any) -> Any:
