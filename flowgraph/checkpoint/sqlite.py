@@ -122,6 +122,27 @@ def _upgrade(db: sqlite3.Connection, version: int) -> None:
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
+def _setup_pragma(db: sqlite3.Connection, statement: str, timeout: float) -> None:
+    """Run a connection's setup pragma, waiting (up to `timeout` s) while another holds the file.
+
+    Switching a file to WAL takes a lock that SQLite's busy timeout does not
+    wait for when another process is creating the same file or recovering its
+    WAL at that moment: processes opening a fresh file together would
+    otherwise fail at once with "database is locked".
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.002
+    while True:
+        try:
+            db.execute(statement).fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 class SQLiteCheckpointer(BaseCheckpointer):
     """Checkpoints in a SQLite file (created if missing, schema migrated on open)."""
 
@@ -152,8 +173,8 @@ class SQLiteCheckpointer(BaseCheckpointer):
                 self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
             )
             # only a file not created yet takes it; WAL mode creates the file
-            db.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            db.execute("PRAGMA journal_mode=WAL")
+            _setup_pragma(db, f"PRAGMA page_size={PAGE_SIZE}", self.timeout)
+            _setup_pragma(db, "PRAGMA journal_mode=WAL", self.timeout)
             db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
             db.execute("PRAGMA foreign_keys=OFF")
             page_size = db.execute("PRAGMA page_size").fetchone()[0]

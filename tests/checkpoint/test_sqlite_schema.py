@@ -9,8 +9,10 @@ graph's state, and go on from the same head.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +276,33 @@ def test_parent_links_that_loop_are_a_clear_error_not_a_hang(original: Path) -> 
             )
         with pytest.raises(DeserializationError, match="form a loop"):
             store.chain("alpha", child.checkpoint_id)
+
+
+OPENERS = 8
+TRIALS = 30
+"""Before openers waited out the WAL switch, about one trial in ten failed."""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
+def test_processes_opening_a_fresh_file_together_all_get_in(tmp_path: Path) -> None:
+    for trial in range(TRIALS):
+        path = tmp_path / f"fresh-{trial}.db"
+        go = tmp_path / f"go-{trial}"
+        children = []
+        for _ in range(OPENERS):
+            pid = os.fork()
+            if pid == 0:  # the child: open the file at the same moment as its siblings
+                code = 1
+                try:
+                    while not go.exists():
+                        time.sleep(0.001)
+                    with SQLiteCheckpointer(path) as store:
+                        code = 0 if store.head("nobody") is None else 2
+                finally:
+                    os._exit(code)
+            children.append(pid)
+        go.touch()
+        codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]
+        assert codes == [0] * OPENERS, (trial, codes)
+        assert sql(path, "PRAGMA journal_mode") == [("wal",)]
+        assert sql(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
