@@ -47,6 +47,14 @@ class MessageList(list):  # type: ignore[type-arg]  # holds AnyMessage; list[...
     A class default, not an `__init__`: `MessageList(items)` stays the C-level list
     constructor, which every merge pays for."""
 
+    def __copy__(self) -> MessageList:
+        """A copy with positions of its own: a merge into one copy takes over (and extends)
+        the positions it remembers, which must not move under the other."""
+        twin = MessageList(self)
+        if self._positions is not None:
+            twin._positions = self._positions.copy()
+        return twin
+
 
 def _remembering(items: list[Any], positions: dict[str, int]) -> MessageList:
     result = MessageList(items)

@@ -376,6 +376,19 @@ def test_copies_and_pickles_of_a_message_list_merge_correctly() -> None:
         ]
 
 
+def test_a_shallow_copy_of_a_message_list_keeps_positions_of_its_own() -> None:
+    state = add_messages([], [H("a", "1"), H("b", "2")])
+    twin = copy.copy(state)
+    assert isinstance(twin, MessageList) and twin == state
+    assert twin._positions == {"1": 0, "2": 1}  # remembered: its next merge reads no ids
+    assert twin._positions is not state._positions
+    add_messages(state, [H("c", "3")])  # takes over and extends the original's positions
+    assert twin._positions == {"1": 0, "2": 1}
+    merged = add_messages(twin, [H("B", "2"), H("d", "4")])
+    assert merged == [H("a", "1"), H("B", "2"), H("d", "4")]
+    assert merged._positions == {"1": 0, "2": 1, "4": 2}  # type: ignore[attr-defined]
+
+
 # ------------------------------------------------------------ properties
 
 _pool = st.sampled_from(["a", "b", "c", "d", "e", "f"])
