@@ -6,6 +6,13 @@ default: a committed step survives the process being killed at any point;
 is one `BEGIN IMMEDIATE` transaction holding the compare-and-set on the
 thread's head, the record, the new messages and the clearing of pending
 writes.
+
+A thread's head is not rewritten by each step: it is the thread's newest
+checkpoint id (ids sort by creation time), unless a checkpoint was stored
+whose id sorts before that one (a process whose clock is behind), which
+`threads.head` then names until a later id sorts last again. A step thus
+reads its thread's row and newest id (one query, which also says whether
+pending writes wait to be cleared) and writes no `threads` page.
 """
 
 from __future__ import annotations
@@ -13,8 +20,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from flowgraph.checkpoint.base import (
@@ -29,12 +35,11 @@ from flowgraph.errors import DeserializationError
 
 __all__ = ["SQLiteCheckpointer"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _TABLES = {
     "threads": """
         thread_id TEXT PRIMARY KEY,
-        head TEXT NOT NULL,
-        updated_at REAL NOT NULL""",
+        head TEXT""",
     "checkpoints": """
         thread_id TEXT NOT NULL,
         checkpoint_id TEXT NOT NULL,
@@ -56,14 +61,16 @@ _TABLES = {
         payload BLOB NOT NULL,
         PRIMARY KEY (thread_id, checkpoint_id, task_index)""",
 }
-"""Schema 2: a step appends as few bytes to the WAL as it can. Each WAL page is
+"""Schema 3: a step appends as few bytes to the WAL as it can. Each WAL page is
 written twice (at commit, then by the next WAL checkpoint, whose copy and fsync
 were ~70% of commit time), so the storage cost of a step follows the pages it
 touches, not the ~1 KB it stores. No index on steps (`chain` walks parent
 links); threads, messages and pending clustered on their primary keys (one
 b-tree each, not a rowid table plus a key index). Checkpoints stay a rowid table:
 appended in rowid order its pages fill up, where a clustered one splits mid-tree
-and spills payloads of a few hundred bytes to overflow pages."""
+and spills payloads of a few hundred bytes to overflow pages. A thread's row is
+written when it is created, not by every step: `head` is NULL while the newest
+checkpoint id is the head (schema 2 rewrote the row, one more page, each step)."""
 _CLUSTERED = frozenset({"threads", "messages", "pending"})
 PAGE_SIZE = 2048
 """For new files (an existing file keeps its own). Per ReAct step, in WAL bytes and
@@ -100,25 +107,44 @@ def _record(row: tuple[object, ...]) -> CheckpointRecord:
     )
 
 
+_NEWEST = "(SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?1)"
+"""The thread's newest checkpoint id (`?1` its id): one seek in the key index."""
+_HEAD = f"coalesce(head, {_NEWEST})"
+"""A thread's head, in a query over its `threads` row."""
+_HEADS = (
+    f"SELECT head, {_NEWEST}, EXISTS (SELECT 1 FROM pending WHERE thread_id = ?1 "
+    "AND checkpoint_id = ?2) FROM threads WHERE thread_id = ?1"
+)
+"""What `put` checks (`?2` the parent): the head the thread's row names (NULL: none), its
+newest id, and whether pending writes against the parent wait to be cleared (rarely:
+a statement that usually deletes nothing is not run)."""
+
+
 def _upgrade(db: sqlite3.Connection, version: int) -> None:
-    """Create the tables of a new file, or rebuild a schema-1 file's as schema 2, data kept.
+    """Create the tables of a new file, or rebuild an older file's as schema 3, data kept.
 
     Runs in the opener's write transaction, so a crash leaves the old schema
     whole and two processes opening one old file migrate it once.
     """
-    if version >= 1:
-        # schema 1: each table a rowid b-tree plus its primary-key index, and an
-        # index on (thread_id, step); same tables and columns otherwise
-        for table in _TABLES:
-            db.execute(f"ALTER TABLE {table} RENAME TO {table}_v{version}")
+    # schema 1: each table a rowid b-tree plus its primary-key index, and an index on
+    # (thread_id, step); schema 2: threads(thread_id, head NOT NULL, updated_at), the
+    # head rewritten by each step. The other tables' columns never changed.
+    rebuilt = list(_TABLES) if version == 1 else ["threads"] if version == 2 else []
+    for table in rebuilt:
+        db.execute(f"ALTER TABLE {table} RENAME TO {table}_v{version}")
     for table, columns in _TABLES.items():
         rowid = " WITHOUT ROWID" if table in _CLUSTERED else ""
         db.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns}\n){rowid}")
-    if version >= 1:
-        for table in _TABLES:
-            names = ", ".join(row[1] for row in db.execute(f"PRAGMA table_info({table})"))
-            db.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {table}_v{version}")
-            db.execute(f"DROP TABLE {table}_v{version}")
+    for table in rebuilt:
+        names = ", ".join(row[1] for row in db.execute(f"PRAGMA table_info({table})"))
+        db.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {table}_v{version}")
+        db.execute(f"DROP TABLE {table}_v{version}")
+    if rebuilt:
+        # a head that is its thread's newest id needs no row of its own any more
+        db.execute(
+            "UPDATE threads SET head = NULL WHERE head = (SELECT max(checkpoint_id) "
+            "FROM checkpoints AS c WHERE c.thread_id = threads.thread_id)"
+        )
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
@@ -141,6 +167,26 @@ def _setup_pragma(db: sqlite3.Connection, statement: str, timeout: float) -> Non
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+class _Transaction:
+    """`with`: BEGIN IMMEDIATE, then COMMIT, or ROLLBACK if the block raised.
+
+    A class rather than a generator: every step opens one, and a generator's
+    context manager costs a StopIteration on each exit.
+    """
+
+    __slots__ = ("db",)
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
 class SQLiteCheckpointer(BaseCheckpointer):
@@ -187,17 +233,9 @@ class SQLiteCheckpointer(BaseCheckpointer):
                 self._connections.append(db)
         return db
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> _Transaction:
         """One write transaction, taking the write lock up front (no upgrade deadlocks)."""
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        return _Transaction(self._db())
 
     def close(self) -> None:
         with self._lock:
@@ -216,42 +254,53 @@ class SQLiteCheckpointer(BaseCheckpointer):
         messages: Mapping[str, bytes],
     ) -> None:
         thread_id = record.thread_id
-        now = time.time()
+        checkpoint_id = record.checkpoint_id
+        parent_id = record.parent_id
         with self._write() as db:
             if expected_head is None:
-                moved = db.execute(
-                    "INSERT INTO threads (thread_id, head, updated_at) VALUES (?, ?, ?) "
+                created = db.execute(
+                    "INSERT INTO threads (thread_id, head) VALUES (?, NULL) "
                     "ON CONFLICT (thread_id) DO NOTHING",
-                    (thread_id, record.checkpoint_id, now),
+                    (thread_id,),
                 ).rowcount
+                if created != 1:
+                    raise concurrent_run_error(thread_id, None, self.head(thread_id))
+                pending = parent_id is not None
             else:
-                moved = db.execute(
-                    "UPDATE threads SET head = ?, updated_at = ? WHERE thread_id = ? AND head = ?",
-                    (record.checkpoint_id, now, thread_id, expected_head),
-                ).rowcount
-            if moved != 1:
-                raise concurrent_run_error(thread_id, expected_head, self.head(thread_id))
-            if messages:
-                db.executemany(
-                    "INSERT OR IGNORE INTO messages (thread_id, key, data) VALUES (?, ?, ?)",
-                    [(thread_id, key, data) for key, data in messages.items()],
-                )
+                found = db.execute(_HEADS, (thread_id, parent_id)).fetchone()
+                if found is None:
+                    raise concurrent_run_error(thread_id, expected_head, None)
+                named, newest, pending = found
+                if (newest if named is None else named) != expected_head:
+                    raise concurrent_run_error(thread_id, expected_head, named or newest)
+                last = newest is None or checkpoint_id > newest
+                if named is not None or not last:
+                    # NULL once this id sorts last; else the row names it (a slower clock's id)
+                    db.execute(
+                        "UPDATE threads SET head = ? WHERE thread_id = ?",
+                        (None if last else checkpoint_id, thread_id),
+                    )
             db.execute(
                 f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     thread_id,
-                    record.checkpoint_id,
-                    record.parent_id,
+                    checkpoint_id,
+                    parent_id,
                     record.step,
                     record.created_at,
                     record.base_id,
                     record.payload,
                 ),
             )
-            if record.parent_id is not None:
+            if messages:
+                db.executemany(
+                    "INSERT OR IGNORE INTO messages (thread_id, key, data) VALUES (?, ?, ?)",
+                    [(thread_id, key, data) for key, data in messages.items()],
+                )
+            if pending:
                 db.execute(
                     "DELETE FROM pending WHERE thread_id = ? AND checkpoint_id = ?",
-                    (thread_id, record.parent_id),
+                    (thread_id, parent_id),
                 )
 
     def put_pending(
@@ -269,10 +318,10 @@ class SQLiteCheckpointer(BaseCheckpointer):
     def head(self, thread_id: str) -> str | None:
         row = (
             self._db()
-            .execute("SELECT head FROM threads WHERE thread_id = ?", (thread_id,))
+            .execute(f"SELECT {_HEAD} FROM threads WHERE thread_id = ?1", (thread_id,))
             .fetchone()
         )
-        return None if row is None else str(row[0])
+        return None if row is None or row[0] is None else str(row[0])
 
     def get(self, thread_id: str, checkpoint_id: str) -> CheckpointRecord | None:
         row = (
@@ -363,9 +412,9 @@ class SQLiteCheckpointer(BaseCheckpointer):
     def prune(self, thread_id: str, keep_last: int) -> int:
         with self._write() as db:
             row = db.execute(
-                "SELECT head FROM threads WHERE thread_id = ?", (thread_id,)
+                f"SELECT {_HEAD} FROM threads WHERE thread_id = ?1", (thread_id,)
             ).fetchone()
-            if row is None:
+            if row is None or row[0] is None:
                 return 0
             rows = db.execute(
                 "SELECT checkpoint_id, parent_id, base_id FROM checkpoints WHERE thread_id = ?",

@@ -1,9 +1,9 @@
-"""SQLite file layout: a new file's schema, the migration of schema-1 files, newer files refused.
+"""SQLite file layout: a new file's schema, the migration of older files, newer files refused.
 
-A schema-1 file is built with schema 1's own DDL and filled with rows that a
-real graph run wrote, so the migrated file must give back exactly what the
-original store gives: records, chains, messages, pending writes and the
-graph's state, and go on from the same head.
+A schema-1 or schema-2 file is built with that schema's own DDL and filled
+with rows that a real graph run wrote, so the migrated file must give back
+exactly what the original store gives: records, chains, messages, pending
+writes and the graph's state, and go on from the same head.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from flowgraph.checkpoint.base import (
     new_checkpoint_id,
 )
 from flowgraph.checkpoint.sqlite import PAGE_SIZE, SCHEMA_VERSION, SQLiteCheckpointer
-from flowgraph.errors import DeserializationError
+from flowgraph.errors import ConcurrentRunError, DeserializationError
 
 V1_SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -60,6 +60,38 @@ CREATE TABLE IF NOT EXISTS pending (
 );
 """
 """Schema 1 exactly as flowgraph wrote it (user_version 1)."""
+V2_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+        thread_id TEXT PRIMARY KEY,
+        head TEXT NOT NULL,
+        updated_at REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS checkpoints (
+        thread_id TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        parent_id TEXT,
+        step INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        base_id TEXT NOT NULL,
+        payload BLOB NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_id)
+);
+CREATE TABLE IF NOT EXISTS messages (
+        thread_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (thread_id, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pending (
+        thread_id TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        task_index INTEGER NOT NULL,
+        payload BLOB NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_id, task_index)
+) WITHOUT ROWID;
+"""
+"""Schema 2 exactly as flowgraph wrote it (user_version 2): each step rewrote `threads.head`."""
+OLD_SCHEMAS = {1: V1_SCHEMA, 2: V2_SCHEMA}
 TABLES = ("threads", "checkpoints", "messages", "pending")
 
 
@@ -89,15 +121,21 @@ def fill(store: BaseCheckpointer) -> None:
     )
 
 
-def schema_1_copy(source: Path, target: Path) -> None:
-    """A schema-1 file holding every row of `source`."""
+def old_copy(source: Path, target: Path, version: int) -> None:
+    """A file of schema `version` holding every row of `source`, each thread's head in its row."""
+    with SQLiteCheckpointer(source) as store:
+        heads = {t: store.head(t) for t in store.threads()}
     with contextlib.closing(sqlite3.connect(target)) as db:
-        db.executescript(V1_SCHEMA)
-        db.execute("PRAGMA user_version = 1")
+        db.executescript(OLD_SCHEMAS[version])
+        db.execute(f"PRAGMA user_version = {version}")
         db.execute("ATTACH DATABASE ? AS src", (str(source),))
         with db:
-            for table in TABLES:
+            for table in TABLES[1:]:
                 db.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table}")
+            db.executemany(
+                "INSERT INTO main.threads (thread_id, head, updated_at) VALUES (?, ?, 1.7e9)",
+                heads.items(),
+            )
         db.execute("DETACH DATABASE src")
 
 
@@ -146,6 +184,11 @@ def test_a_new_file_has_the_current_schema(tmp_path: Path) -> None:
     assert sql(path, "PRAGMA journal_mode") == [("wal",)]
     tables = dict(sql(path, "SELECT name, sql FROM sqlite_schema WHERE type = 'table'"))
     assert sorted(tables) == sorted(TABLES)
+    # a step leaves its thread's row alone: the head is the newest id unless the row names it
+    assert [r[1:4] for r in sql(path, "PRAGMA table_info(threads)")] == [
+        ("thread_id", "TEXT", 1),  # a WITHOUT ROWID key is NOT NULL
+        ("head", "TEXT", 0),
+    ]
     for clustered in ("threads", "messages", "pending"):
         assert tables[clustered].endswith("WITHOUT ROWID")
     assert not tables["checkpoints"].endswith("WITHOUT ROWID")
@@ -155,11 +198,12 @@ def test_a_new_file_has_the_current_schema(tmp_path: Path) -> None:
     ]
 
 
-def test_a_schema_1_file_is_migrated_on_open_with_every_row_kept(
-    original: Path, tmp_path: Path
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_file_is_migrated_on_open_with_every_row_kept(
+    original: Path, tmp_path: Path, version: int
 ) -> None:
-    old = tmp_path / "v1.db"
-    schema_1_copy(original, old)
+    old = tmp_path / f"v{version}.db"
+    old_copy(original, old, version)
     counts = {t: sql(old, f"SELECT count(*) FROM {t}")[0][0] for t in TABLES}
     assert counts == {"threads": 2, "checkpoints": 30, "messages": 30, "pending": 2}
 
@@ -180,11 +224,16 @@ def test_a_schema_1_file_is_migrated_on_open_with_every_row_kept(
     ]
     assert sql(old, "PRAGMA integrity_check") == [("ok",)]
     assert sql(old, "PRAGMA page_size") == [(4096,)]  # an existing file keeps its page size
+    # every head was its thread's newest id: no row names one any more
+    assert sql(old, "SELECT thread_id, head FROM threads") == [("alpha", None), ("beta", None)]
 
 
-def test_a_migrated_thread_resumes_where_it_stopped(original: Path, tmp_path: Path) -> None:
-    old = tmp_path / "v1.db"
-    schema_1_copy(original, old)
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_migrated_thread_resumes_where_it_stopped(
+    original: Path, tmp_path: Path, version: int
+) -> None:
+    old = tmp_path / f"v{version}.db"
+    old_copy(original, old, version)
     with SQLiteCheckpointer(original) as store:
         before = chat(store).get_state("alpha")
     with SQLiteCheckpointer(old) as store:
@@ -212,7 +261,7 @@ def test_a_migrated_thread_resumes_where_it_stopped(original: Path, tmp_path: Pa
 
 def test_two_openers_of_one_schema_1_file_migrate_it_once(original: Path, tmp_path: Path) -> None:
     old = tmp_path / "v1.db"
-    schema_1_copy(original, old)
+    old_copy(original, old, 1)
     with SQLiteCheckpointer(original) as store:
         expected = snapshot(store, original)
     start = threading.Barrier(4)
@@ -306,3 +355,131 @@ def test_processes_opening_a_fresh_file_together_all_get_in(tmp_path: Path) -> N
         assert codes == [0] * OPENERS, (trial, codes)
         assert sql(path, "PRAGMA journal_mode") == [("wal",)]
         assert sql(path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+
+
+# -- the head: the newest id, or the one its thread's row names ------------------------------
+
+
+def put_after(
+    store: BaseCheckpointer, parent: CheckpointRecord, checkpoint_id: str, expected: str
+) -> CheckpointRecord:
+    """A child of `parent` under a given id, stored with `expected` as the thread's head."""
+    child = CheckpointRecord(
+        thread_id=parent.thread_id, checkpoint_id=checkpoint_id,
+        parent_id=parent.checkpoint_id, step=parent.step + 1, created_at=1.0,
+        base_id=parent.base_id, payload=checkpoint_id.encode(),
+    )  # fmt: skip
+    store.put(child, expected_head=expected, messages={})
+    return child
+
+
+def named_heads(path: Path) -> list[Any]:
+    return sql(path, "SELECT thread_id, head FROM threads ORDER BY thread_id")
+
+
+def test_an_id_from_a_slower_clock_is_named_until_a_later_id_sorts_last(tmp_path: Path) -> None:
+    path = tmp_path / "clocks.db"
+    early, middle, late, later = (new_checkpoint_id() for _ in range(4))
+    with SQLiteCheckpointer(path) as store:
+        root = CheckpointRecord(
+            thread_id="t", checkpoint_id=late, parent_id=None, step=0, created_at=1.0,
+            base_id=late, payload=b"root",
+        )  # fmt: skip
+        store.put(root, expected_head=None, messages={})
+        assert named_heads(path) == [("t", None)]
+        # a process whose clock is behind: its ids sort before the head's
+        one = put_after(store, root, early, late)
+        assert store.head("t") == early
+        assert named_heads(path) == [("t", early)]
+        two = put_after(store, one, middle, early)
+        assert store.head("t") == middle
+        assert named_heads(path) == [("t", middle)]
+        # the newest id is not the head: expecting it loses, as expecting an older head does
+        for stale in (late, early):
+            with pytest.raises(ConcurrentRunError):
+                put_after(store, root, new_checkpoint_id(), stale)
+        assert store.head("t") == middle
+        # an id sorting after every other one is the head again without a name
+        three = put_after(store, two, later, middle)
+        assert store.head("t") == later
+        assert named_heads(path) == [("t", None)]
+        assert [r.checkpoint_id for r in store.chain("t", later)] == [late, early, middle, later]
+        four = put_after(store, three, new_checkpoint_id(), later)
+        assert store.head("t") == four.checkpoint_id
+        assert named_heads(path) == [("t", None)]
+
+
+def test_prune_keeps_a_named_head_and_drops_the_branch_holding_the_newest_id(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "prune.db"
+    early, late, fork = sorted(new_checkpoint_id() for _ in range(3))
+    with SQLiteCheckpointer(path) as store:
+        root = CheckpointRecord(
+            thread_id="t", checkpoint_id=early, parent_id=None, step=0, created_at=1.0,
+            base_id=early, payload=b"root",
+        )  # fmt: skip
+        store.put(root, expected_head=None, messages={})
+        branch = put_after(store, root, fork, early)  # the newest id, on a branch
+        slow = put_after(store, root, late, fork)  # then a slower clock forks from the root
+        assert store.head("t") == late
+        assert store.prune("t", keep_last=2) == 1
+        assert [r.checkpoint_id for r in store.history("t")] == [late, early]
+        assert store.get("t", branch.checkpoint_id) is None
+        assert store.head("t") == slow.checkpoint_id
+        put_after(store, slow, new_checkpoint_id(), late)
+        assert named_heads(path) == [("t", None)]
+
+
+def test_a_schema_2_head_that_is_not_the_newest_id_stays_the_head(
+    original: Path, tmp_path: Path
+) -> None:
+    with SQLiteCheckpointer(original) as store:
+        records = store.history("alpha")
+        head = records[0]
+    old = tmp_path / "v2.db"
+    old_copy(original, old, 2)
+    # as a process with a slower clock left it: the head's id sorts before its parent's
+    with contextlib.closing(sqlite3.connect(old)) as db, db:
+        db.execute(
+            "UPDATE threads SET head = ? WHERE thread_id = 'alpha'", (records[1].checkpoint_id,)
+        )
+        db.execute(
+            "UPDATE checkpoints SET parent_id = ? WHERE thread_id = 'alpha' AND checkpoint_id = ?",
+            (head.checkpoint_id, records[1].checkpoint_id),
+        )
+        db.execute(
+            "UPDATE checkpoints SET parent_id = ? WHERE thread_id = 'alpha' AND checkpoint_id = ?",
+            (records[2].checkpoint_id, head.checkpoint_id),
+        )
+    with SQLiteCheckpointer(old) as store:
+        assert store.head("alpha") == records[1].checkpoint_id
+        assert named_heads(old) == [("alpha", records[1].checkpoint_id), ("beta", None)]
+        with pytest.raises(ConcurrentRunError):
+            put_after(store, head, new_checkpoint_id(), head.checkpoint_id)
+        child = put_after(store, records[1], new_checkpoint_id(), records[1].checkpoint_id)
+        assert store.head("alpha") == child.checkpoint_id
+        assert named_heads(old) == [("alpha", None), ("beta", None)]
+
+
+def test_pending_writes_another_connection_left_are_cleared_by_the_next_step(
+    tmp_path: Path,
+) -> None:
+    """`put` deletes pending writes only if its check finds some; the check sees every writer's."""
+    path = tmp_path / "pending.db"
+    with SQLiteCheckpointer(path) as runner, SQLiteCheckpointer(path) as other:
+        root_id = new_checkpoint_id()
+        root = CheckpointRecord(
+            thread_id="t", checkpoint_id=root_id, parent_id=None, step=0, created_at=1.0,
+            base_id=root_id, payload=b"root",
+        )  # fmt: skip
+        runner.put(root, expected_head=None, messages={})
+        child = put_after(runner, root, new_checkpoint_id(), root_id)  # nothing to clear
+        other.put_pending("t", child.checkpoint_id, [PendingWrite(task_index=1, payload=b"w")])
+        assert runner.pending("t", child.checkpoint_id) == [
+            PendingWrite(task_index=1, payload=b"w")
+        ]
+        grandchild = put_after(runner, child, new_checkpoint_id(), child.checkpoint_id)
+        assert other.pending("t", child.checkpoint_id) == []
+        assert sql(path, "SELECT count(*) FROM pending") == [(0,)]
+        assert runner.head("t") == other.head("t") == grandchild.checkpoint_id
