@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from flowgraph import END, START, AIMessage, HumanMessage, MessagesState, StateGraph
+from flowgraph import HumanMessage
 from flowgraph.checkpoint.base import (
     BaseCheckpointer,
     CheckpointRecord,
@@ -30,6 +30,7 @@ from flowgraph.checkpoint.base import (
 )
 from flowgraph.errors import ConcurrentRunError, DeserializationError
 
+from ._apps import chat_app
 from .conftest import Backend, ForkServer, close_quietly
 
 Tid = Callable[[str], str]
@@ -601,17 +602,6 @@ def test_listing_threads_while_others_are_written(
 
 
 # -- corrupt rows, seen through a compiled graph -------------------------------------------
-
-
-def chat_app(store: BaseCheckpointer) -> object:
-    def agent(state: MessagesState) -> dict[str, object]:
-        return {"messages": [AIMessage(f"reply {len(state.messages)}")]}
-
-    g = StateGraph(MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", END)
-    return g.compile(checkpointer=store)
 
 
 @pytest.mark.parametrize("garbage", [b"\x00not a checkpoint", "a text value", 12345, b""])

@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
-from flowgraph import END, START, AIMessage, HumanMessage, MessagesState, StateGraph
+from flowgraph import HumanMessage
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.graph._persist import referenced_messages
 
+from ._apps import chat_app
+
 Tid = Callable[[str], str]
-
-
-def chat(store: BaseCheckpointer) -> Any:
-    """One node answering each user message with a numbered reply."""
-
-    def reply(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(f"reply {len(state.messages)}")]}
-
-    g = StateGraph(MessagesState)
-    g.add_node("reply", reply)
-    g.add_edge(START, "reply")
-    g.add_edge("reply", END)
-    return g.compile(checkpointer=store)
 
 
 @pytest.mark.parametrize("cold", [False, True], ids=["same-app", "cold-app"])
@@ -33,13 +21,13 @@ def test_an_equal_message_sent_again_in_a_new_object_is_stored_once(
 ) -> None:
     """A cold app (no cache: a restart, or another process) reuses the stored message's key too."""
     thread = tid("again")
-    app = chat(checkpointer)
+    app = chat_app(checkpointer)
     app.invoke({"messages": [HumanMessage("hello", id="h1")]}, thread_id=thread)
-    state = chat(checkpointer).engine.state
+    state = chat_app(checkpointer).engine.state
     before = referenced_messages(checkpointer, state, thread)
     assert len(before) == 2
     if cold:
-        app = chat(checkpointer)
+        app = chat_app(checkpointer)
     for turn in range(3):  # the first message again, equal but a new object, with a new one
         again = HumanMessage("hello", id="h1")
         app.invoke({"messages": [again, HumanMessage(f"more {turn}")]}, thread_id=thread)

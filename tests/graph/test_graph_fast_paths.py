@@ -114,28 +114,27 @@ class Route(enum.StrEnum):
     MISSING = "nowhere"
 
 
-@pytest.mark.parametrize("target", ["a", Route.A])
-def test_a_branch_routes_a_plain_name_and_a_str_subclass_alike(target: str) -> None:
+def _routing_to(target: str, path_map: list[str] | None) -> StateGraph:
+    """START -> start, whose branch returns `target`; a -> END."""
     graph = StateGraph(MessagesState)
     graph.add_node("start", _quiet)
     graph.add_node("a", _say("a"))
     graph.add_edge(START, "start")
-    graph.add_conditional_edges("start", lambda state: target, ["a"])
+    graph.add_conditional_edges("start", lambda state: target, path_map)
     graph.add_edge("a", END)
-    out = graph.compile().invoke({"messages": [HumanMessage("hi")]})
+    return graph
+
+
+@pytest.mark.parametrize("target", ["a", Route.A])
+def test_a_branch_routes_a_plain_name_and_a_str_subclass_alike(target: str) -> None:
+    out = _routing_to(target, ["a"]).compile().invoke({"messages": [HumanMessage("hi")]})
     assert [m.text for m in out.messages] == ["hi", "a 1"]
 
 
 @pytest.mark.parametrize("target", ["nowhere", Route.MISSING])
 def test_an_unknown_target_fails_alike_on_both_paths(target: str) -> None:
-    graph = StateGraph(MessagesState)
-    graph.add_node("start", _quiet)
-    graph.add_node("a", _say("a"))
-    graph.add_edge(START, "start")
-    graph.add_conditional_edges("start", lambda state: target)
-    graph.add_edge("a", END)
     with pytest.raises(GraphValidationError) as caught:
-        graph.compile().invoke({"messages": []})
+        _routing_to(target, None).compile().invoke({"messages": []})
     assert str(caught.value) == (
         f"Node 'start' routed to '{target}', which is not a node; known nodes: a, start (or END)"
     )

@@ -80,13 +80,17 @@ PLAIN_CASES: list[tuple[type[BaseModel], Any, dict[str, Any]]] = [
 def test_plain_arguments_take_the_shortcut_and_match_the_validator(
     cls: type[BaseModel], content: Any, data: dict[str, Any]
 ) -> None:
-    probe = object.__new__(cls)
+    full, args = _arguments(content, data)
+    assert _init_plain(object.__new__(cls), dict(full)), "these should not need the validator"
+    _assert_same(cls(*args, **data), _validated(cls, content, data))
+
+
+def _arguments(content: Any, data: dict[str, Any]) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """The keyword arguments `_init_plain` sees, and the positional ones of the call."""
     full = dict(data)
     if content is not None:
         full["content"] = content
-    assert _init_plain(probe, dict(full)), "these arguments should not need the validator"
-    args = () if content is None else (content,)
-    _assert_same(cls(*args, **data), _validated(cls, content, data))
+    return full, (() if content is None else (content,))
 
 
 def test_tool_call_args_are_copied_as_validation_copies_them() -> None:
@@ -123,13 +127,9 @@ OTHER_CASES: list[tuple[type[BaseModel], Any, dict[str, Any]]] = [
 def test_other_arguments_go_through_the_validator(
     cls: type[BaseModel], content: Any, data: dict[str, Any]
 ) -> None:
-    probe = object.__new__(cls)
-    full = dict(data)
-    if content is not None:
-        full["content"] = content
-    assert not _init_plain(probe, full)
+    full, args = _arguments(content, data)
+    assert not _init_plain(object.__new__(cls), full)
     assert full == {**data, **({"content": content} if content is not None else {})}
-    args = () if content is None else (content,)
     _assert_same(cls(*args, **data), _validated(cls, content, data))
 
 
