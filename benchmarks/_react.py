@@ -25,6 +25,7 @@ __all__ = [
     "ROUNDS",
     "messages_per_turn",
     "ours_graph",
+    "ours_nodes",
     "ours_turn_input",
     "steps_per_turn",
     "theirs_graph",
@@ -60,9 +61,9 @@ def _rounds_so_far(messages: Any) -> int:
 # -- flowgraph ------------------------------------------------------------------
 
 
-def ours_graph(rounds: int = ROUNDS, *, is_async: bool = False) -> Any:
-    """The ReAct graph on flowgraph: `MessagesState`, sync or async nodes."""
-    from flowgraph import END, START, AIMessage, MessagesState, StateGraph, ToolMessage
+def ours_nodes(rounds: int = ROUNDS) -> tuple[Callable[..., Any], ...]:
+    """The ReAct graph's sync model node, tool node and branch on flowgraph's messages."""
+    from flowgraph import END, AIMessage, ToolMessage
 
     def model(state: Any) -> dict[str, Any]:
         messages = state.messages
@@ -83,6 +84,14 @@ def ours_graph(rounds: int = ROUNDS, *, is_async: bool = False) -> Any:
         last = state.messages[-1]
         return "tools" if last.has_tool_calls else END
 
+    return model, tools, route
+
+
+def ours_graph(rounds: int = ROUNDS, *, is_async: bool = False) -> Any:
+    """The ReAct graph on flowgraph: `MessagesState`, sync or async nodes."""
+    from flowgraph import END, START, MessagesState, StateGraph
+
+    model, tools, route = ours_nodes(rounds)
     graph = StateGraph(MessagesState)
     graph.add_node("model", _async(model) if is_async else model)
     graph.add_node("tools", _async(tools) if is_async else tools)

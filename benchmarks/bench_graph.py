@@ -12,7 +12,11 @@ LangGraph on the same work in the same run (no checkpointer on either side):
   sync workers under `invoke` and async workers under `ainvoke`;
 - `many_threads`: 300 conversations x 3 turns of the ReAct graph with one
   tool round, `ainvoke` under a concurrency of 50 runs; runs per second,
-  with async and with sync nodes.
+  with async and with sync nodes;
+- `react_floor`: react_loop's sync conversation with no engine at all, its
+  nodes called by a hand-written loop that does only what any engine must
+  (views, message ids, reducer merges, the branch): the least a superstep
+  over these nodes can cost, against LangGraph's superstep and ours.
 
 Before timing, each scenario checks that both libraries computed the same
 thing (message kinds and tool-call ids, or the fan-out's items and sum).
@@ -51,6 +55,7 @@ from benchmarks._react import (
     ROUNDS,
     messages_per_turn,
     ours_graph,
+    ours_nodes,
     ours_turn_input,
     steps_per_turn,
     theirs_graph,
@@ -194,6 +199,93 @@ def react_loop() -> list[Figure]:
                 )
             )
     return figures
+
+
+# -- react_floor ----------------------------------------------------------------
+
+
+def _floor() -> Callable[[], list[Any]]:
+    """The react_loop conversation with no engine: its sync nodes called by a hand-written loop.
+
+    It does only what any engine must do for these nodes, with flowgraph's
+    own code: a state view per node and branch call, ids for the input's and
+    the nodes' new messages (deterministic, as inside a run), every update
+    checked and merged by the field's reducer, the conversation handed back
+    as a copy. No run options, task scopes, retries, events, budgets,
+    routing tables or checkpoint hook: what is left is the least a
+    superstep over these nodes can cost with flowgraph's messages.
+    """
+    from flowgraph import END, START, MessagesState
+    from flowgraph._context import message_id_factory
+    from flowgraph._ids import StepIds, random_scope_key
+    from flowgraph.graph._schema import StateAdapter  # the engine's own update and merge code
+
+    state = StateAdapter(MessagesState)
+    model, tools, route = ours_nodes(ROUNDS)
+    nodes = {"model": model, "tools": tools}
+
+    def invoke(update: dict[str, Any]) -> Any:
+        key = random_scope_key()
+        values: dict[str, Any] = {}
+        node, step = START, 0
+        while True:
+            token = message_id_factory.set(StepIds(key, step, 0))
+            try:
+                if node != START:
+                    update = nodes[node](state.view(values))
+                checked = state.check_update(node, update, positions=node == START)
+            finally:
+                message_id_factory.reset(token)
+            values = dict(values)
+            for field, value in checked.items():
+                state.apply(values, field, value)
+            if node == "model" and route(state.view(values)) == END:
+                return state.detached(values)
+            node = "tools" if node == "model" else "model"
+            step += 1
+
+    def conversation() -> list[Any]:
+        previous: list[Any] = []
+        for turn in range(TURNS):
+            previous = invoke(ours_turn_input(previous, turn)).messages
+        return previous
+
+    return conversation
+
+
+@scenario("react_floor")
+def react_floor() -> list[Figure]:
+    """How close to 20x a sync superstep could get if the engine cost nothing.
+
+    Row 1 compares the floor (`_floor`) with LangGraph's whole sync
+    superstep: the best ratio any engine over these nodes and flowgraph's
+    messages could show. Row 2 puts flowgraph's sync superstep next to the
+    floor (the *langgraph* column holds the floor): what the engine adds.
+    """
+    expected = TURNS * messages_per_turn(ROUNDS)
+    floor = _floor()
+    ours = _react("ours", is_async=False, loop=None)
+    if _signature(floor()) != _signature(ours()) or len(ours()) != expected:
+        raise AssertionError("the floor and the engine ran the ReAct loop differently")
+    theirs = _react("langgraph", is_async=False, loop=None) if has_langgraph() else None
+    floor_s, theirs_s = _paired(floor, theirs, repeat=10, blocks=3)
+    ours_s, floor_again_s = _paired(ours, floor, repeat=10, blocks=3)
+    assert floor_again_s is not None
+    return [
+        Figure(
+            "per superstep, sync, no engine (floor)",
+            "µs",
+            floor_s / STEPS * 1e6,
+            theirs_s / STEPS * 1e6 if theirs_s is not None else None,
+            target=REACT_TARGET,
+        ),
+        Figure(
+            "sync superstep vs the floor*",
+            "µs",
+            ours_s / STEPS * 1e6,
+            min(floor_s, floor_again_s) / STEPS * 1e6,
+        ),
+    ]
 
 
 # -- fanout_200 -----------------------------------------------------------------

@@ -302,10 +302,13 @@ async def _routes(
             except Exception as exc:
                 exc.add_note(f"(in the conditional edge from '{node}', after step {step})")
                 raise
-            if type(out) is str and branch.path_map is None:  # a node name, or END
-                targets.append(out)
-            else:
-                targets.extend(_branch_targets(branch, out))
+            if type(out) is str:  # a node name or END, maybe through the path_map
+                path_map = branch.path_map
+                target = out if path_map is None else path_map.get(out)
+                if target is not None:
+                    targets.append(target)
+                    continue
+            targets.extend(_branch_targets(branch, out))
         routes.append((node, targets))
     return routes
 

@@ -241,6 +241,14 @@ def test_async_branch_function() -> None:
     assert asyncio.run(routed(path, ["b", "c"]).ainvoke({})).trail == ["a", "c"]
 
 
+def test_branch_name_through_path_map_keys() -> None:
+    # a returned name is looked up in the path_map, not taken as a node name itself
+    app = routed(lambda s: "go" if s.n else "stop", {"go": "b", "stop": "c", "b": "c"})
+    assert app.invoke({"n": 1}).trail == ["a", "b"]
+    assert app.invoke({"n": 0}).trail == ["a", "c"]
+    assert routed(lambda s: "b", {"b": "c", "c": "b"}).invoke({}).trail == ["a", "c"]
+
+
 def test_branch_value_missing_from_path_map_names_the_source() -> None:
     with pytest.raises(GraphValidationError, match="'a'") as info:
         routed(lambda s: "zzz", {"x": "b", "y": "c"}).invoke({})
