@@ -183,7 +183,7 @@ def _tool_call(part: ToolCallPart) -> ToolCall:
     """The ToolCall view of a part, built without re-validating what the part holds."""
     call = _new(ToolCall)
     _set_dict(call, {"id": part.id, "name": part.name, "args": part.args})
-    _set_fields_set(call, _TOOL_CALL_FIELDS)
+    _set_fields_set(call, set(_TOOL_CALL_FIELDS))  # a set of its own, as validation makes
     _set_extra(call, None)
     _set_private(call, None)
     return call
