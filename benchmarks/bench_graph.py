@@ -271,6 +271,7 @@ def react_floor() -> list[Figure]:
     floor_s, theirs_s = _paired(floor, theirs, repeat=10, blocks=3)
     ours_s, floor_again_s = _paired(ours, floor, repeat=10, blocks=3)
     assert floor_again_s is not None
+    floor_s = min(floor_s, floor_again_s)  # both rows show the floor's best block
     return [
         Figure(
             "per superstep, sync, no engine (floor)",
@@ -283,7 +284,7 @@ def react_floor() -> list[Figure]:
             "sync superstep vs the floor*",
             "µs",
             ours_s / STEPS * 1e6,
-            min(floor_s, floor_again_s) / STEPS * 1e6,
+            floor_s / STEPS * 1e6,
         ),
     ]
 
