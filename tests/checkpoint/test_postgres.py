@@ -22,10 +22,12 @@ import pytest
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 
-from flowgraph import END, START, AIMessage, HumanMessage, MessagesState, StateGraph  # noqa: E402
+from flowgraph import HumanMessage  # noqa: E402
 from flowgraph.checkpoint.base import CheckpointRecord, new_checkpoint_id  # noqa: E402
 from flowgraph.checkpoint.postgres import SCHEMA_VERSION, PostgresCheckpointer  # noqa: E402
 from flowgraph.errors import ConcurrentRunError, DeserializationError  # noqa: E402
+
+from ._apps import chat_app  # noqa: E402
 
 URL = os.environ.get("FLOWGRAPH_TEST_POSTGRES_URL", "")
 pytestmark = pytest.mark.skipif(
@@ -411,15 +413,8 @@ def test_close_releases_the_connections_and_a_later_call_reopens(
 
 
 def test_a_corrupt_message_row_is_a_clear_error_naming_the_thread(schema: str) -> None:
-    def agent(state: MessagesState) -> dict[str, object]:
-        return {"messages": [AIMessage(f"reply {len(state.messages)}")]}
-
-    g = StateGraph(MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", END)
     with PostgresCheckpointer(URL, schema=schema) as store:
-        app = g.compile(checkpointer=store)
+        app = chat_app(store)
         for t in ("bad", "good"):
             app.invoke({"messages": [HumanMessage("hi")]}, thread_id=t)
         sql(f"UPDATE {schema}.flowgraph_messages SET data = %s WHERE thread_id = 'bad'", b"\x01")

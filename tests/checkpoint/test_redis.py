@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from flowgraph import END, START, AIMessage, HumanMessage, MessagesState, StateGraph
+from flowgraph import HumanMessage
 from flowgraph.checkpoint.base import CheckpointRecord, PendingWrite, new_checkpoint_id
 from flowgraph.errors import ConcurrentRunError, DeserializationError
 
@@ -30,6 +30,8 @@ redis = pytest.importorskip("redis", reason="the `redis` extra (redis-py) is not
 from redis.crc import key_slot  # noqa: E402 - only once redis-py is known to be there
 
 from flowgraph.checkpoint.redis import RedisCheckpointer  # noqa: E402
+
+from ._apps import chat_app  # noqa: E402
 
 URL = os.environ.get("FLOWGRAPH_TEST_REDIS_URL", "")
 pytestmark = pytest.mark.skipif(
@@ -414,17 +416,6 @@ def test_a_retried_put_whose_reply_was_lost_succeeds_once(make: Make) -> None:
 
 
 # -- what the conformance suite cannot damage from outside -----------------------------------
-
-
-def chat_app(store: RedisCheckpointer) -> Any:
-    def agent(state: MessagesState) -> dict[str, object]:
-        return {"messages": [AIMessage(f"reply {len(state.messages)}")]}
-
-    g = StateGraph(MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", END)
-    return g.compile(checkpointer=store)
 
 
 def test_a_damaged_message_is_a_clear_error_naming_the_thread(make: Make, admin: Any) -> None:
