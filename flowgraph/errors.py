@@ -106,11 +106,15 @@ class BudgetExceededError(FlowgraphError, RuntimeError):
 
 
 class ConcurrentRunError(FlowgraphError, RuntimeError):
-    """Another run wrote to the same thread first; this run's step was not stored."""
+    """Another run holds (or wrote to) the same thread; nothing of this run was stored.
 
-    def __init__(self, message: str, *, thread_id: str) -> None:
+    `run_id` names the run that holds the thread, when it is known.
+    """
+
+    def __init__(self, message: str, *, thread_id: str, run_id: str | None = None) -> None:
         super().__init__(message)
         self.thread_id = thread_id
+        self.run_id = run_id
 
 
 class SerializationError(FlowgraphError, TypeError):
