@@ -115,6 +115,13 @@ class NewRow:
     def expires_at(self) -> float | None:
         return None if self.ttl is None else self.now + self.ttl
 
+    def columns(self) -> tuple[Any, ...]:
+        """The SQL backends' columns: namespace, key, value, doc, vectors (NULL when none),
+        created_at, updated_at, ttl, expires_at."""
+        vectors = self.vectors or None
+        row = self.namespace, self.key, self.data, self.doc, vectors, self.now, self.now
+        return (*row, self.ttl, self.expires_at)
+
 
 def _check_label(label: object, what: str, namespace: object) -> str:
     if not isinstance(label, str) or not label:
@@ -352,10 +359,14 @@ class BaseStore(ABC):
         window = None if query is not None else (offset, limit)
         rows, windowed = self._search(prefix, conditions, now, window, embedded)
         score_of = None if query is None else self._scorer(query, embedded)
-        found: list[tuple[float | None, Row, dict[str, Any]]] = []
+        found: list[tuple[float | None, Row, dict[str, Any] | None]] = []
         for row in rows:
-            value = serde.loads(row.data)
-            view = row.view if row.view is not None else json_view(value)
+            value = None  # decoded here only when the backend keeps no JSON view
+            if row.view is not None:
+                view = row.view
+            else:
+                value = serde.loads(row.data)
+                view = json_view(value)
             if conditions and not matches(view, conditions):
                 continue
             score = None
@@ -372,7 +383,10 @@ class BaseStore(ABC):
         refresh = self.refresh_on_read if refresh_ttl is None else refresh_ttl
         if refresh and found:
             self._refresh([(row.namespace, row.key) for _, row, _ in found], now)
-        return [self._item(row, value, score) for score, row, value in found]
+        return [
+            self._item(row, serde.loads(row.data) if value is None else value, score)
+            for score, row, value in found
+        ]
 
     def _scorer(self, query: str, embedded: bool) -> Callable[[Row, Any], float | None]:
         """Scores an item (its row and JSON view) for `query`; None leaves it out."""

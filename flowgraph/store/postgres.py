@@ -26,7 +26,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from flowgraph.errors import DeserializationError
@@ -245,7 +245,7 @@ class PostgresStore(BaseStore):
                         raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _query(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    def _query(self, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple[Any, ...]]:
         def work(conn: _Conn) -> list[tuple[Any, ...]]:
             cursor = conn.execute(sql, params)
             return cursor.fetchall() if cursor.description else []
@@ -272,17 +272,7 @@ class PostgresStore(BaseStore):
             "s.expires_at <= excluded.updated_at THEN excluded.created_at ELSE s.created_at "
             "END, updated_at = excluded.updated_at, ttl = excluded.ttl, "
             "expires_at = excluded.expires_at",
-            (
-                row.namespace,
-                row.key,
-                row.data,
-                row.doc,
-                row.vectors or None,
-                row.now,
-                row.now,
-                row.ttl,
-                row.expires_at,
-            ),
+            row.columns(),
         )
 
     def _get(self, namespace: str, key: str, now: float, refresh: bool) -> Row | None:
@@ -292,7 +282,7 @@ class PostgresStore(BaseStore):
             f"touched AS (UPDATE {self._table} SET expires_at = %(now)s + ttl "
             "WHERE %(refresh)s AND namespace = %(ns)s AND key = %(key)s AND ttl IS NOT NULL "
             "AND expires_at > %(now)s) SELECT value, created_at, updated_at FROM hit",
-            {"ns": namespace, "key": key, "now": now, "refresh": refresh},  # type: ignore[arg-type]
+            {"ns": namespace, "key": key, "now": now, "refresh": refresh},
         )
         if not rows:
             return None

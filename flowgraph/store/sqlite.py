@@ -190,17 +190,7 @@ class SQLiteStore(BaseStore):
     def _put(self, row: NewRow) -> None:
         self._db().execute(
             _PUT,
-            (
-                row.namespace,
-                row.key,
-                row.data,
-                row.doc,
-                row.vectors or None,
-                row.now,
-                row.now,
-                row.ttl,
-                row.expires_at,
-            ),
+            row.columns(),
         )
 
     def _get(self, namespace: str, key: str, now: float, refresh: bool) -> Row | None:

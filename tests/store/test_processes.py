@@ -7,8 +7,10 @@ yet, so they also race to create its tables.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,29 @@ def test_processes_writing_at_once_lose_nothing(backend: Backend, tmp_path: Path
     assert last.value["by"] in names and last.value["i"] == WRITES - 1
     assert last.created_at < last.updated_at
     assert len(store.search(("warmup",), limit=100)) == PROCESSES
+
+
+def test_a_forked_child_uses_connections_of_its_own(backend: Backend) -> None:
+    """gunicorn --preload, Celery prefork: a store opened before fork() works on both sides."""
+    if backend.spec is None:
+        pytest.skip("memory: a forked child has a copy of the items, not the same store")
+    if not hasattr(os, "fork"):
+        pytest.skip("needs os.fork (POSIX)")
+    store = backend.make()
+    store.put(("fork",), "parent", {"v": 1})  # the parent's connections are open now
+    with warnings.catch_warnings():  # 3.12+ warns that fork() with threads may deadlock
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: report through the exit status only
+        code = 1
+        try:
+            item = store.get(("fork",), "parent")
+            store.put(("fork",), "child", {"v": 2})
+            code = 0 if item is not None and item.value == {"v": 1} else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert sorted(item.key for item in store.search(("fork",))) == ["child", "parent"]
+    store.put(("fork",), "after", {"v": 3})  # the parent's connections still work
+    assert store.get(("fork",), "after") is not None
