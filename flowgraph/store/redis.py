@@ -61,19 +61,22 @@ _PUT = _Script(
     "redis.call('ZADD', KEYS[3], now + ttl, ARGV[1]) "
     "else redis.call('ZREM', KEYS[3], ARGV[1]) end"
 )
-_TOUCH = (
-    "local ttl = tonumber(redis.call('HGET', KEYS[1], 'ttl') or '0') "
-    "if ttl > 0 then " + _NOW_MS + "redis.call('PEXPIRE', KEYS[1], ttl) "
-    "redis.call('ZADD', KEYS[2], now + ttl, ARGV[1]) end "
-)
 _GET = _Script(
     # KEYS: item, expiry; ARGV: member, refresh ("1" or "0")
-    "local found = redis.call('HMGET', KEYS[1], 'data', 'created', 'updated') "
+    "local found = redis.call('HMGET', KEYS[1], 'data', 'created', 'updated', 'ttl') "
     "if not found[1] then return false end "
-    "if ARGV[2] == '1' then " + _TOUCH + "end "
-    "return found"
+    "local ttl = tonumber(found[4] or '0') "
+    "if ARGV[2] == '1' and ttl > 0 then " + _NOW_MS + "redis.call('PEXPIRE', KEYS[1], ttl) "
+    "redis.call('ZADD', KEYS[2], now + ttl, ARGV[1]) end "
+    "return {found[1], found[2], found[3]}"
 )
-_REFRESH = _Script(_TOUCH)  # KEYS: item, expiry; ARGV: member
+_REFRESH = _Script(
+    # KEYS: expiry, then the items; ARGV: their members
+    _NOW_MS + "for i, member in ipairs(ARGV) do "
+    "local ttl = tonumber(redis.call('HGET', KEYS[i + 1], 'ttl') or '0') "
+    "if ttl > 0 then redis.call('PEXPIRE', KEYS[i + 1], ttl) "
+    "redis.call('ZADD', KEYS[1], now + ttl, member) end end"
+)
 _SWEEP = _Script(
     # KEYS: index, expiry; ARGV: the item keys' prefix, how many at most
     _NOW_MS + "local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, "
@@ -214,16 +217,8 @@ class RedisStore(BaseStore):
         return rows, False  # the caller filters, ranks and windows
 
     def _refresh(self, items: Sequence[tuple[str, str]], now: float) -> None:
-        with self.client.pipeline(transaction=False) as pipe:
-            for namespace, key in items:
-                member = self._member(namespace, key)
-                pipe.evalsha(_REFRESH.sha, 2, self._items + member, self._expiry, member)
-            try:
-                pipe.execute()
-            except redis.exceptions.NoScriptError:  # a new or restarted server
-                for namespace, key in items:
-                    member = self._member(namespace, key)
-                    _REFRESH(self.client, [self._items + member, self._expiry], [member])
+        members = [self._member(namespace, key) for namespace, key in items]
+        _REFRESH(self.client, [self._expiry, *(self._items + m for m in members)], members)
 
     def _namespaces(self, prefix: str | None, now: float) -> list[str]:
         self._sweep(now)
