@@ -149,13 +149,18 @@ def next_tasks(
 def _schedule(
     tasks: list[Task], scheduled: set[str], nodes: Mapping[str, Any], source: str, target: str
 ) -> None:
-    """Add a task for node `target` unless it is END or already scheduled this step."""
+    """Add a task for node `target` unless it is END or already scheduled this step.
+
+    A str subclass (a StrEnum route) becomes the plain name: the task is checkpointed,
+    and the codec stores str, not the user's enum.
+    """
     if target == END or target in scheduled:
         return
     if target not in nodes:
         raise _not_a_node(nodes, source, target)
-    scheduled.add(target)
-    tasks.append(Task(target, len(tasks)))
+    name = str.__str__(target)
+    scheduled.add(name)
+    tasks.append(Task(name, len(tasks)))
 
 
 def _not_a_node(nodes: Mapping[str, Any], source: str, target: str) -> GraphValidationError:

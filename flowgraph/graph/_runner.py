@@ -174,6 +174,13 @@ def _awaitable(out: Any) -> bool:
 _PLAIN_RESULTS = frozenset({dict, str, list, tuple, type(None)})
 
 
+def _in_task(out: Any) -> Any:
+    """An awaitable a sync callable returned, made a Task if none runs: a sync run of an
+    all-sync graph steps its loop by hand (`run_sync`), and async code may need a current
+    Task (`asyncio.timeout`, anyio), as it has under `ainvoke`."""
+    return out if asyncio.current_task() is not None else asyncio.ensure_future(out)
+
+
 async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
     emit = None if run.sink is None else run.emitter(task.node, step)
@@ -210,7 +217,7 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
                 elif inline:
                     out = spec.fn(arg)
                     if _awaitable(out):
-                        out = await out  # a sync callable that returned a coroutine
+                        out = await _in_task(out)  # a sync callable that returned a coroutine
                 else:
                     out = await _call(spec.fn, arg, is_async=False, inline=False)
                 result = _result(engine, task, out)
@@ -335,8 +342,10 @@ async def _routes(
                 view = engine.state.view(values)
             try:
                 out = branch.path(view)
-                if branch.is_async or _awaitable(out):
+                if branch.is_async:
                     out = await out
+                elif _awaitable(out):
+                    out = await _in_task(out)
             except Exception as exc:
                 exc.add_note(f"(in the conditional edge from '{node}', after step {step})")
                 raise

@@ -48,6 +48,10 @@ class Send:
     node: str
     arg: Any
 
+    def __post_init__(self) -> None:
+        if type(self.node) is not str and isinstance(self.node, str):  # a StrEnum: its name
+            object.__setattr__(self, "node", str.__str__(self.node))
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Command:
@@ -68,10 +72,14 @@ class Command:
         return self.resume is not MISSING
 
     def goto_targets(self) -> list[str | Send]:
+        """The targets as a list; node names as plain str (a StrEnum's is checkpointed)."""
         goto = self.goto
-        if isinstance(goto, (str, Send)):
-            return [goto]
-        return list(goto)
+        targets = [goto] if isinstance(goto, (str, Send)) else list(goto)
+        return [_plain(t) for t in targets]
+
+
+def _plain(target: str | Send) -> str | Send:
+    return str.__str__(target) if isinstance(target, str) and type(target) is not str else target
 
 
 def _is_transient(exc: BaseException) -> bool:
