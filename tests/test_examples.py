@@ -102,7 +102,7 @@ EXPECTED = {
     ],
     "remember_preferences.py": [
         "  remember -> saved diet",
-        "  recall -> diet: vegetarian; seat: window seat",
+        "  recall -> seat: window seat; diet: vegetarian",
         "[friday] agent > Booked Lisbon on Friday: window seat, vegetarian meal.",
         "'friday' holds 4 messages, none of 'monday'; the store in example.db:",
         "  ('users', 'ada', 'preferences') 'seat': {'topic': 'seat', 'preference': 'window seat'}",
@@ -286,6 +286,22 @@ SESSIONS = {
             ),
         ),
         nodes=("agent",),
+    ),
+    "remember_preferences.py": Session(
+        (
+            _run(
+                """examples/remember_preferences.py "I'm vegetarian and like window seats.\"""",
+                "Noted: vegetarian meals and window seats from now on.",
+                "  step 2  tools  {ms}  +2 msg  remember: success  remember: success",
+            ),
+            # a new thread: the preferences come from the store, not from its messages
+            _run(
+                'examples/remember_preferences.py "Book me a flight to Lisbon on Friday."',
+                "Booked Lisbon on Friday: window seat, vegetarian meal.",
+                '  step 1  agent  {ms}  +1 msg  {tokens}  calls recall({"query": "diet seat"})',
+            ),
+        ),
+        nodes=("agent", "tools"),
     ),
     "human_in_the_loop.py": Session(
         (
