@@ -149,7 +149,7 @@ class CompiledGraph:
         else:
             async with self._turns.turn(options.thread_id, options.wait):
                 run = await self._run(input, options)
-        return self.engine.state.detached(run.values)
+        return self.engine.state.output(run.values)
 
     async def _run(self, input: Any, options: RunOptions) -> Run:
         run = await prepare_run(self.engine, self.checkpointer, input, options, self._cache)

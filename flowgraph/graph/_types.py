@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from flowgraph.errors import (
     ModelConnectionError,
@@ -49,14 +49,24 @@ class Send:
     arg: Any
 
 
+if TYPE_CHECKING:  # a default (PEP 696) keeps a bare `Command` hint valid under --strict
+    from typing_extensions import TypeVar as DefaultingTypeVar
+
+    N = DefaultingTypeVar("N", default=Any)
+else:  # at run time the default changes nothing, and typing_extensions is not imported
+    N = TypeVar("N")
+"""The node names a Command may go to, for type hints: `-> Command[Literal["a", "b"]]`."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Command:
+class Command(Generic[N]):
     """Route and update from inside a node, or resume an interrupted run.
 
     Returned by a node: `update` is applied like a returned dict and `goto`
     names the next node(s) or `Send`s. Given to `invoke`: `resume` is what
     the pending `interrupt()` returns (a dict keyed by interrupt id resumes
-    several at once).
+    several at once). A node's return hint `-> Command[Literal["a", "b"]]`
+    declares where it may go (as `add_node(..., destinations=...)` does).
     """
 
     update: Any = None
