@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from flowgraph.errors import (
+    FlowgraphError,
     ModelConnectionError,
     ModelTimeoutError,
     RateLimitError,
@@ -85,13 +86,12 @@ class Command(Generic[N]):
 
 
 def _is_transient(exc: BaseException) -> bool:
-    """Transport errors, timeouts, HTTP 429 and 5xx: worth another attempt; bugs are not."""
+    """Transport errors, timeouts, HTTP 429 and 5xx: worth another attempt."""
     if isinstance(exc, (RateLimitError, ServerError, ModelTimeoutError, ModelConnectionError)):
         return True
     if isinstance(exc, (ConnectionError, TimeoutError)):
         return True
-    module = type(exc).__module__
-    if module.startswith(("httpx", "httpcore")):
+    if type(exc).__module__.startswith(_HTTP_MODULES):
         response = getattr(exc, "response", None)
         status = getattr(response, "status_code", None)
         if status is not None:
@@ -100,6 +100,43 @@ def _is_transient(exc: BaseException) -> bool:
             base.__name__ in ("TransportError", "TimeoutException") for base in type(exc).__mro__
         )
     return False
+
+
+_HTTP_MODULES = ("httpx", "httpcore", "requests", "urllib3")
+
+_BUGS = (
+    ValueError,
+    TypeError,
+    ArithmeticError,
+    ImportError,
+    LookupError,
+    NameError,
+    SyntaxError,
+    RuntimeError,
+    ReferenceError,
+    StopIteration,
+    StopAsyncIteration,
+    OSError,
+)
+"""Python's own errors that another attempt would only repeat: programming errors, and
+OS errors other than the connection errors and timeouts `_is_transient` takes."""
+
+
+def default_retry_on(exc: BaseException) -> bool:
+    """What `RetryPolicy()` retries: transient failures, and exceptions of your own.
+
+    The same split as LangGraph's default: a connection error, a timeout,
+    HTTP 429 (honouring Retry-After) or 5xx is retried, and so is an
+    exception class the application or a library defines (a flaky API's
+    `UpstreamBusy`); Python's programming errors (ValueError, TypeError,
+    KeyError, ...), other OS errors, HTTP 4xx and flowgraph's own errors
+    (an invalid update, a spent budget, a refused API key) are not.
+    """
+    if _is_transient(exc):
+        return True
+    if isinstance(exc, (FlowgraphError, *_BUGS)):
+        return False
+    return not type(exc).__module__.startswith(_HTTP_MODULES)
 
 
 def _retry_after(exc: BaseException | None) -> float | None:
@@ -115,9 +152,11 @@ class RetryPolicy:
     """How often and how patiently to re-run a node whose attempt raised.
 
     A failed attempt's writes are discarded; the next attempt starts from
-    the same state, so its messages get the same ids. By default only
-    transient failures are retried (connection errors, timeouts, HTTP 429
-    honouring Retry-After, 5xx), never programming errors.
+    the same state, so its messages get the same ids. By default
+    (`default_retry_on`) transient failures are retried (connection errors,
+    timeouts, HTTP 429 honouring Retry-After, 5xx) and so are exceptions of
+    the application's own classes, as in LangGraph; programming errors and
+    flowgraph's own errors are not.
     """
 
     max_attempts: int = 3
@@ -125,7 +164,7 @@ class RetryPolicy:
     backoff: float = 2.0
     max_interval: float = 30.0
     jitter: bool = True
-    retry_on: RetryOn = _is_transient
+    retry_on: RetryOn = default_retry_on
     max_retry_after: float = 60.0
     """A server asking to wait longer than this (Retry-After) is not retried: the error
     is raised, and the thread stays resumable from its last step."""
