@@ -46,6 +46,9 @@ class Lib:
     trim_messages: Any
     checkpointer: Any
     """A factory of in-memory checkpointers (MemoryCheckpointer / InMemorySaver)."""
+    scripted_model: Any
+    """`scripted_model(replies)`: a chat model answering with `replies` (AIMessages) in
+    turn and keeping, in `.sent_tools`, the names of the tools each call offered."""
 
     def invoke(self, app: Any, input: Any, thread_id: str | None = None) -> Any:
         """`app.invoke(input)`, on a thread when one is named (LangGraph: in `config`)."""
@@ -83,6 +86,7 @@ def load(name: str) -> Lib:
             ToolCall=flowgraph.ToolCall,
             trim_messages=flowgraph.trim_messages,
             checkpointer=MemoryCheckpointer,
+            scripted_model=_FlowgraphScripted,
         )
     if not has_langgraph():
         pytest.skip("LangGraph is not installed (pip install langgraph langchain-core)")
@@ -113,4 +117,51 @@ def load(name: str) -> Lib:
         ToolCall=messages.ToolCall,
         trim_messages=messages.trim_messages,
         checkpointer=InMemorySaver,
+        scripted_model=_langchain_scripted(),
     )
+
+
+class _FlowgraphScripted:
+    """flowgraph's ScriptedChatModel, with the tools each call offered by name."""
+
+    def __new__(cls, replies: list[Any]) -> Any:
+        from flowgraph import ScriptedChatModel
+
+        class Scripted(ScriptedChatModel):
+            @property
+            def sent_tools(self) -> list[list[str]]:
+                return [[tool.name for tool in r.tools] for r in self.requests]
+
+        return Scripted(replies)
+
+
+def _langchain_scripted() -> Any:
+    """A LangChain chat model of our own answering from a script (LangChain's fakes cannot
+    bind tools), recording the tools each call offered."""
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    class Scripted(BaseChatModel):
+        replies: list[Any]
+        sent_tools: list[list[str]]
+
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def _generate(
+            self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any
+        ) -> Any:
+            self.sent_tools.append([t["function"]["name"] for t in kw.get("tools", [])])
+            reply = self.replies[len(self.sent_tools) - 1]
+            return ChatResult(generations=[ChatGeneration(message=reply)])
+
+        def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kw: Any) -> Any:
+            specs = [convert_to_openai_tool(t) for t in tools]
+            return self.bind(tools=specs, tool_choice=tool_choice, **kw)
+
+    def make(replies: list[Any]) -> Any:
+        return Scripted(replies=replies, sent_tools=[])
+
+    return make
