@@ -89,6 +89,16 @@ EXPECTED = {
         "  wrote persona_switch.svg",
         "  wrote persona_switch.path.html (path of thread 'review')",
     ],
+    "from_langgraph.py": [
+        "================================ Human Message =================================\n\n"
+        "Where is my order 42?",
+        "Tool Calls:\n  lookup_order (call_1_0)\n Call ID: call_1_0\n  Args:\n    order_id: 42",
+        "Name: lookup_order\n\nshipped on Monday, arriving Thursday",
+        "Order 42 shipped on Monday and arrives on Thursday.",
+        "topic: orders",
+        "the diagram ends smalltalk at END: True",
+        "tools the model was offered: ['lookup_order', 'cancel_order']",
+    ],
     "celery_workers.py": [
         # offline there is no broker: it says how to run it instead of failing
         "No broker: set FLOWGRAPH_BROKER_URL",

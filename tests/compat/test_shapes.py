@@ -116,12 +116,12 @@ def test_a_path_map_of_one_name(lib: Lib) -> None:
         assert ("start_here", "retry") in edges_of(lib, app)
 
 
-def fan_in_app(lib: Lib, **compile_options: Any) -> Any:
-    """Two branches of different lengths meet at a deferred node, which runs once."""
+def fan_in_app(lib: Lib, defer: bool = True, **compile_options: Any) -> Any:
+    """Two branches of different lengths meet at "collect" (deferred: it runs once)."""
     graph = lib.StateGraph(Trail)
     for name in ("split", "long1", "long2", "long3", "short"):
         graph.add_node(name, step(name))
-    graph.add_node("collect", step("collect"), defer=True)
+    graph.add_node("collect", step("collect"), defer=defer)
     graph.add_node("after", step("after"))
     graph.add_edge(lib.START, "split")
     graph.add_edge("split", "long1")
@@ -139,17 +139,8 @@ def test_defer_waits_until_no_other_task_is_left(lib: Lib) -> None:
     assert out == {"trail": ["split", "long1", "short", "long2", "long3", "collect", "after"]}
 
 
-def test_defer_without_it_the_join_node_runs_twice(lib: Lib) -> None:
-    graph = lib.StateGraph(Trail)
-    for name in ("split", "long1", "long2", "short", "collect"):
-        graph.add_node(name, step(name))
-    graph.add_edge(lib.START, "split")
-    graph.add_edge("split", "long1")
-    graph.add_edge("long1", "long2")
-    graph.add_edge("long2", "collect")
-    graph.add_edge("split", "short")
-    graph.add_edge("short", "collect")
-    out = graph.compile().invoke({"trail": []})
+def test_without_defer_the_join_node_runs_once_per_branch(lib: Lib) -> None:
+    out = fan_in_app(lib, defer=False).invoke({"trail": []})
     assert out["trail"].count("collect") == 2  # what defer=True is for
 
 
