@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, Literal, cast, get_type_hints
+from typing import Any, Literal, cast, get_type_hints, overload
 
 from flowgraph.messages import (
     AIMessage,
@@ -149,6 +149,38 @@ Counter = TokenCounter | Callable[[BaseMessage], int] | Literal["approximate"] |
 _TYPE_NAMES = {"user": "human", "assistant": "ai", "developer": "system"}
 
 
+@overload
+def trim_messages(
+    messages: Sequence[AnyMessage | MessageLike],
+    *,
+    max_messages: int | None = None,
+    max_tokens: int | None = None,
+    token_counter: Counter = count_tokens_approximately,
+    strategy: Literal["last", "first"] = "last",
+    include_system: bool = True,
+    start_on: MessageType | Sequence[MessageType] | None = None,
+    end_on: MessageType | Sequence[MessageType] | None = None,
+    allow_partial: bool = False,
+    text_splitter: Callable[[str], list[str]] | None = None,
+) -> list[AnyMessage]: ...
+
+
+@overload
+def trim_messages(
+    messages: None = None,
+    *,
+    max_messages: int | None = None,
+    max_tokens: int | None = None,
+    token_counter: Counter = count_tokens_approximately,
+    strategy: Literal["last", "first"] = "last",
+    include_system: bool = True,
+    start_on: MessageType | Sequence[MessageType] | None = None,
+    end_on: MessageType | Sequence[MessageType] | None = None,
+    allow_partial: bool = False,
+    text_splitter: Callable[[str], list[str]] | None = None,
+) -> Trimmer: ...
+
+
 def trim_messages(
     messages: Sequence[AnyMessage | MessageLike] | None = None,
     *,
@@ -161,7 +193,7 @@ def trim_messages(
     end_on: MessageType | Sequence[MessageType] | None = None,
     allow_partial: bool = False,
     text_splitter: Callable[[str], list[str]] | None = None,
-) -> Any:
+) -> list[AnyMessage] | Trimmer:
     """The newest (or oldest) messages that fit both windows; LangChain's arguments work too.
 
     - `max_messages` counts the kept system message (DESIGN §9);
@@ -256,7 +288,7 @@ class Trimmer:
         self.arguments = arguments
 
     def __call__(self, messages: Sequence[AnyMessage | MessageLike]) -> list[AnyMessage]:
-        return cast(list[AnyMessage], trim_messages(messages, **self.arguments))
+        return trim_messages(messages, **self.arguments)
 
     def invoke(self, messages: Sequence[AnyMessage | MessageLike]) -> list[AnyMessage]:
         """The messages trimmed (LangChain's Runnable spelling of a call)."""
