@@ -8,6 +8,7 @@ two: imports, and `thread_id=` where LangGraph takes a `config` dict.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from dataclasses import dataclass
 from typing import Any
@@ -59,66 +60,64 @@ class Lib:
         return app.invoke(input, {"configurable": {"thread_id": thread_id}})
 
 
+SHARED = (
+    "StateGraph",
+    "START",
+    "END",
+    "Command",
+    "Send",
+    "RetryPolicy",
+    "MessagesState",
+    "add_messages",
+    "ToolNode",
+    "tools_condition",
+    "create_react_agent",
+    "tool",
+    "HumanMessage",
+    "AIMessage",
+    "SystemMessage",
+    "ToolMessage",
+    "ToolCall",
+    "trim_messages",
+)
+"""The names a program imports: from `flowgraph`, or from LangGraph's and LangChain's modules."""
+LANGGRAPH_HOMES = {
+    "langgraph.graph": ("StateGraph", "START", "END", "MessagesState", "add_messages"),
+    "langgraph.types": ("Command", "Send", "RetryPolicy"),
+    "langgraph.prebuilt": ("ToolNode", "tools_condition", "create_react_agent"),
+    "langchain_core.tools": ("tool",),
+    "langchain_core.messages": (
+        "HumanMessage",
+        "AIMessage",
+        "SystemMessage",
+        "ToolMessage",
+        "ToolCall",
+        "trim_messages",
+    ),
+}
+
+
 def load(name: str) -> Lib:
     """The `Lib` of `name`; LangGraph's is skipped when LangGraph is not installed."""
     if name == "flowgraph":
         import flowgraph
         from flowgraph.checkpoint import MemoryCheckpointer
 
+        names = {attribute: getattr(flowgraph, attribute) for attribute in SHARED}
         return Lib(
-            name=name,
-            StateGraph=flowgraph.StateGraph,
-            START=flowgraph.START,
-            END=flowgraph.END,
-            Command=flowgraph.Command,
-            Send=flowgraph.Send,
-            RetryPolicy=flowgraph.RetryPolicy,
-            MessagesState=flowgraph.MessagesState,
-            add_messages=flowgraph.add_messages,
-            ToolNode=flowgraph.ToolNode,
-            tools_condition=flowgraph.tools_condition,
-            create_react_agent=flowgraph.create_react_agent,
-            tool=flowgraph.tool,
-            HumanMessage=flowgraph.HumanMessage,
-            AIMessage=flowgraph.AIMessage,
-            SystemMessage=flowgraph.SystemMessage,
-            ToolMessage=flowgraph.ToolMessage,
-            ToolCall=flowgraph.ToolCall,
-            trim_messages=flowgraph.trim_messages,
-            checkpointer=MemoryCheckpointer,
-            scripted_model=_FlowgraphScripted,
+            name=name, checkpointer=MemoryCheckpointer, scripted_model=_FlowgraphScripted, **names
         )
     if not has_langgraph():
         pytest.skip("LangGraph is not installed (pip install langgraph langchain-core)")
-    from langchain_core import messages
-    from langchain_core.tools import tool
-    from langgraph import graph, prebuilt, types
     from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph.message import add_messages
 
-    return Lib(
-        name=name,
-        StateGraph=graph.StateGraph,
-        START=graph.START,
-        END=graph.END,
-        Command=types.Command,
-        Send=types.Send,
-        RetryPolicy=types.RetryPolicy,
-        MessagesState=graph.MessagesState,
-        add_messages=add_messages,
-        ToolNode=prebuilt.ToolNode,
-        tools_condition=prebuilt.tools_condition,
-        create_react_agent=prebuilt.create_react_agent,
-        tool=tool,
-        HumanMessage=messages.HumanMessage,
-        AIMessage=messages.AIMessage,
-        SystemMessage=messages.SystemMessage,
-        ToolMessage=messages.ToolMessage,
-        ToolCall=messages.ToolCall,
-        trim_messages=messages.trim_messages,
-        checkpointer=InMemorySaver,
-        scripted_model=_langchain_scripted(),
-    )
+    names = {
+        attribute: getattr(importlib.import_module(module), attribute)
+        for module, attributes in LANGGRAPH_HOMES.items()
+        for attribute in attributes
+    }
+    assert sorted(names) == sorted(SHARED)
+    return Lib(name=name, checkpointer=InMemorySaver, scripted_model=_langchain_scripted(), **names)
 
 
 class _FlowgraphScripted:
