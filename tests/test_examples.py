@@ -100,6 +100,16 @@ EXPECTED = {
         "  wrote persona_switch.svg",
         "  wrote persona_switch.path.html (path of thread 'review')",
     ],
+    "from_langgraph.py": [
+        "================================ Human Message =================================\n\n"
+        "Where is my order 42?",
+        "Tool Calls:\n  lookup_order (call_1_0)\n Call ID: call_1_0\n  Args:\n    order_id: 42",
+        "Name: lookup_order\n\nshipped on Monday, arriving Thursday",
+        "Order 42: shipped on Monday, arriving Thursday.",
+        "topic: orders",
+        "the diagram ends smalltalk at END: True",
+        "tools the model was offered: ['lookup_order', 'cancel_order']",
+    ],
     "remember_preferences.py": [
         "  remember -> saved diet",
         "  recall -> seat: window seat; diet: vegetarian",
@@ -271,6 +281,16 @@ SESSIONS = {
             ),
         ),
         nodes=("triage", "persona", "agent"),
+    ),
+    "from_langgraph.py": Session(
+        (
+            _run(
+                'examples/from_langgraph.py "Where is my order 42?"',
+                "Order 42: shipped on Monday, arriving Thursday.",
+                "  step 3  tools  {ms}  +1 msg  lookup_order: success",
+            ),
+        ),
+        nodes=("triage", "orders", "tools", "smalltalk"),
     ),
     "group_chat.py": Session(
         (

@@ -204,7 +204,10 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
     try:
         while True:
             attempt += 1
-            arg = engine.state.view(run.values) if task.arg is MISSING else task.arg
+            if task.arg is not MISSING:
+                arg = task.arg
+            else:  # the state, or the node's own input type's view of it
+                arg = (spec.view or engine.state.view)(run.values)
             scope.interrupts_seen = 0
             if scope.memo is not None and scope.memo.calls:
                 scope.memo.calls.clear()
