@@ -42,6 +42,7 @@ from flowgraph.graph import (
     StreamPart,
     _diagrams,
     aonce,
+    get_stream_writer,
     interrupt,
     once,
 )
@@ -263,6 +264,7 @@ __all__ = [
     "count_tokens_approximately",
     "create_react_agent",
     "from_openai",
+    "get_stream_writer",
     "init_chat_model",
     "interrupt",
     "messages_from_dicts",

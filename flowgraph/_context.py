@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from flowgraph.errors import BudgetExceededError
@@ -25,6 +26,7 @@ __all__ = [
     "current_store",
     "current_task",
     "emit",
+    "get_stream_writer",
     "listening",
     "message_id_factory",
     "record_tokens",
@@ -175,6 +177,26 @@ def emit(mode: str, data: Any) -> None:
     scope = current_task.get()
     if scope is not None and scope.emit is not None:
         scope.emit(mode, data)
+
+
+def get_stream_writer() -> Callable[[Any], None]:
+    """A function that sends what it is given to the run's "custom" stream.
+
+    Call it inside a node (or a task, or a tool a node runs): when the caller
+    streams `mode="custom"`, each `writer(data)` yields
+    `StreamPart("custom", step, node, data)` at once, while the node runs.
+    When nobody listens (`invoke`, other modes, outside a run) the writer
+    does nothing, so a node may report progress unconditionally. The writer
+    belongs to the task that asked for it: fetch it inside the node.
+    """
+    scope = current_task.get()
+    if scope is None or scope.emit is None or "custom" not in scope.modes:
+        return _discard
+    return partial(scope.emit, "custom")
+
+
+def _discard(data: Any) -> None:
+    """The stream writer of a run nobody streams "custom" from."""
 
 
 current_store: ContextVar[Any] = ContextVar("flowgraph_current_store", default=None)

@@ -1,5 +1,6 @@
 """The graph engine: build a StateGraph, compile it, run it in supersteps."""
 
+from flowgraph._context import get_stream_writer
 from flowgraph.graph._builder import StateGraph
 from flowgraph.graph._compiled import CompiledGraph
 from flowgraph.graph._interrupt import interrupt
@@ -31,6 +32,7 @@ __all__ = [
     "StreamMode",
     "StreamPart",
     "aonce",
+    "get_stream_writer",
     "interrupt",
     "once",
 ]

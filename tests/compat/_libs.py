@@ -45,6 +45,8 @@ class Lib:
     ToolMessage: Any
     ToolCall: Any
     trim_messages: Any
+    interrupt: Any
+    get_stream_writer: Any
     checkpointer: Any
     """A factory of in-memory checkpointers (MemoryCheckpointer / InMemorySaver)."""
     scripted_model: Any
@@ -58,6 +60,20 @@ class Lib:
         if self.name == "flowgraph":
             return app.invoke(input, thread_id=thread_id)
         return app.invoke(input, {"configurable": {"thread_id": thread_id}})
+
+    def stream(self, app: Any, input: Any, thread_id: str | None = None, **options: Any) -> Any:
+        """`app.stream(input, stream_mode=..., ...)`, on a thread when one is named."""
+        if thread_id is None:
+            return app.stream(input, **options)
+        if self.name == "flowgraph":
+            return app.stream(input, thread_id=thread_id, **options)
+        return app.stream(input, {"configurable": {"thread_id": thread_id}}, **options)
+
+    def state(self, app: Any, thread_id: str) -> Any:
+        """`app.get_state(...)` of a thread (LangGraph: by `config`)."""
+        if self.name == "flowgraph":
+            return app.get_state(thread_id)
+        return app.get_state({"configurable": {"thread_id": thread_id}})
 
 
 SHARED = (
@@ -79,11 +95,14 @@ SHARED = (
     "ToolMessage",
     "ToolCall",
     "trim_messages",
+    "interrupt",
+    "get_stream_writer",
 )
 """The names a program imports: from `flowgraph`, or from LangGraph's and LangChain's modules."""
 LANGGRAPH_HOMES = {
     "langgraph.graph": ("StateGraph", "START", "END", "MessagesState", "add_messages"),
-    "langgraph.types": ("Command", "Send", "RetryPolicy"),
+    "langgraph.types": ("Command", "Send", "RetryPolicy", "interrupt"),
+    "langgraph.config": ("get_stream_writer",),
     "langgraph.prebuilt": ("ToolNode", "tools_condition", "create_react_agent"),
     "langchain_core.tools": ("tool",),
     "langchain_core.messages": (
