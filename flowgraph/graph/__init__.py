@@ -3,6 +3,7 @@
 from flowgraph._context import get_stream_writer
 from flowgraph.graph._builder import StateGraph
 from flowgraph.graph._compiled import CompiledGraph
+from flowgraph.graph._functional import Entrypoint, TaskFuture, entrypoint, task
 from flowgraph.graph._interrupt import interrupt
 from flowgraph.graph._once import aonce, once
 from flowgraph.graph._types import (
@@ -24,6 +25,7 @@ __all__ = [
     "Budget",
     "Command",
     "CompiledGraph",
+    "Entrypoint",
     "Interrupt",
     "RetryPolicy",
     "Send",
@@ -31,8 +33,11 @@ __all__ = [
     "StateSnapshot",
     "StreamMode",
     "StreamPart",
+    "TaskFuture",
     "aonce",
+    "entrypoint",
     "get_stream_writer",
     "interrupt",
     "once",
+    "task",
 ]

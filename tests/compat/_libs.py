@@ -47,6 +47,8 @@ class Lib:
     trim_messages: Any
     interrupt: Any
     get_stream_writer: Any
+    entrypoint: Any
+    task: Any
     checkpointer: Any
     """A factory of in-memory checkpointers (MemoryCheckpointer / InMemorySaver)."""
     scripted_model: Any
@@ -97,12 +99,15 @@ SHARED = (
     "trim_messages",
     "interrupt",
     "get_stream_writer",
+    "entrypoint",
+    "task",
 )
 """The names a program imports: from `flowgraph`, or from LangGraph's and LangChain's modules."""
 LANGGRAPH_HOMES = {
     "langgraph.graph": ("StateGraph", "START", "END", "MessagesState", "add_messages"),
     "langgraph.types": ("Command", "Send", "RetryPolicy", "interrupt"),
     "langgraph.config": ("get_stream_writer",),
+    "langgraph.func": ("entrypoint", "task"),
     "langgraph.prebuilt": ("ToolNode", "tools_condition", "create_react_agent"),
     "langchain_core.tools": ("tool",),
     "langchain_core.messages": (
