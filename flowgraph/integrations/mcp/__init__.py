@@ -23,13 +23,17 @@ from flowgraph.integrations.mcp._client import (
     StdioConnection,
     StreamableHttpConnection,
 )
+from flowgraph.integrations.mcp._server import AgentReply, create_mcp_server, run_mcp_server
 from flowgraph.integrations.mcp._tool import MCPTool, tool_message
 
 __all__ = [
+    "AgentReply",
     "Connection",
     "MCPClient",
     "MCPTool",
     "StdioConnection",
     "StreamableHttpConnection",
+    "create_mcp_server",
+    "run_mcp_server",
     "tool_message",
 ]
