@@ -89,6 +89,18 @@ EXPECTED = {
         "  wrote persona_switch.svg",
         "  wrote persona_switch.path.html (path of thread 'review')",
     ],
+    "mcp_tools.py": [
+        '  get_forecast: Today\'s forecast for a city, e.g. "Paris".',
+        "  progress [station_report]: 3/3 station 3 of 3 read",
+        'tool  < get_forecast [success]: { "city": "Paris", "conditions": "sunny", '
+        '"temperature_c": 24.0 }',
+        "        artifact: {'city': 'Paris', 'conditions': 'sunny', 'temperature_c': 24.0}",
+        "tool  < get_forecast [error]: Error executing tool get_forecast: "
+        "no weather station in Atlantis",
+        "tool  < weather_map [success]: Weather map of Paris",
+        "        image: image/png, 70 bytes",
+        "agent > Paris: sunny, 24°C (map attached). There is no weather station in Atlantis.",
+    ],
     "celery_workers.py": [
         # offline there is no broker: it says how to run it instead of failing
         "No broker: set FLOWGRAPH_BROKER_URL",
