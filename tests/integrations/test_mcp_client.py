@@ -270,6 +270,22 @@ async def test_a_slow_tool_times_out_and_the_session_lives_on(connection: Connec
     assert before == after  # same process: a timeout does not cost the session
 
 
+async def test_a_tool_node_timeout_cancels_the_call(connection: Connect) -> None:
+    async with MCPClient({"test": connection()}) as client:
+        tools = await client.get_tools()
+        graph = StateGraph(MessagesState)
+        graph.add_node("tools", ToolNode(tools, timeout=0.3))
+        graph.add_edge(START, "tools")
+        graph.add_edge("tools", END)
+        app = graph.compile()
+        state = await app.ainvoke(calls(("slow", {"seconds": 30}), ("add", {"a": 1, "b": 2})))
+        again = await app.ainvoke(calls(("add", {"a": 3, "b": 4})))
+    slow, add = answers(state)["call_0"], answers(state)["call_1"]
+    assert slow.status == "error" and "did not finish within 0.3 s" in slow.text
+    assert (add.status, add.text) == ("success", "3")
+    assert answers(again)["call_0"].text == "7"  # the session survived the cancellation
+
+
 async def test_a_killed_stdio_server_is_restarted_once() -> None:
     async with MCPClient({"test": stdio_connection()}) as client:
         tools = by_name(await client.get_tools())

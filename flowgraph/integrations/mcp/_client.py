@@ -18,6 +18,7 @@ is reopened once if the connection drops, and closes with the client.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Literal, NotRequired, Required, TypedDict
@@ -105,6 +106,7 @@ class MCPClient:
         }
         self.tool_name_prefix = tool_name_prefix
         self._portal: Portal | None = None
+        self._portal_lock = threading.Lock()
         self._closed = False
 
     @property
@@ -123,9 +125,10 @@ class MCPClient:
                 "MCPClient was closed; its tools cannot be called any more (make a new MCPClient)",
                 server=", ".join(self._servers),
             )
-        if self._portal is None:
-            self._portal = Portal("flowgraph-mcp-client")
-        return self._portal
+        with self._portal_lock:  # two threads' first calls must share one loop
+            if self._portal is None:
+                self._portal = Portal("flowgraph-mcp-client")
+            return self._portal
 
     def _server(self, name: str) -> ServerConnection:
         try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import logging
 import os
 import shlex
@@ -56,7 +57,16 @@ _KEYS: dict[str, frozenset[str]] = {
 }
 _COMMON_KEYS = frozenset({"timeout", "connect_timeout"})
 _STDERR_LINES = 20
-_CLIENT_INFO = Implementation(name="flowgraph", version="0.1.0")
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("flowgraph")
+    except importlib.metadata.PackageNotFoundError:  # a source checkout on sys.path
+        return "0"
+
+
+_CLIENT_INFO = Implementation(name="flowgraph", version=_version())
 
 
 @dataclass(frozen=True, slots=True)
