@@ -11,6 +11,7 @@ import asyncio
 import base64
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import threading
@@ -41,7 +42,16 @@ from flowgraph import (
 from flowgraph.checkpoint import MemoryCheckpointer
 from flowgraph.integrations.mcp import MCPClient, MCPTool
 
-from .conftest import SERVER, HttpServer, alive, stdio_connection, wait_gone
+from .conftest import (
+    SERVER,
+    HttpServer,
+    alive,
+    free_port,
+    stdio_connection,
+    stop,
+    wait_for_port,
+    wait_gone,
+)
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -404,6 +414,28 @@ async def test_an_unreachable_http_server_names_server_and_url(
             await client.get_tools()
     assert str(caught.value).startswith(
         f"MCP server 'remote' at {server.url} could not be reached (ConnectError"
+    )
+
+
+async def test_an_http_server_that_is_not_mcp_fails_the_handshake(tmp_path: Path) -> None:
+    port = free_port()
+    web = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=tmp_path,
+        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, web)
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with MCPClient({"web": {"transport": "http", "url": url}}) as client:
+            with pytest.raises(MCPConnectionError) as caught:
+                await client.get_tools()
+    finally:
+        stop(web)
+    assert str(caught.value).startswith(f"MCP server 'web' at {url} failed the MCP handshake (")
+    assert str(caught.value).endswith(
+        "check the url (the MCP endpoint, often ending in /mcp) and the headers it needs"
     )
 
 

@@ -43,19 +43,19 @@ print("importing chat.py")  # must not reach a stdio server's stdout
 app = create_react_agent(ScriptedChatModel(reply), [])
 '''
 
-APPROVE = """
+BOOK = """
 from flowgraph import END, START, MessagesState, StateGraph, interrupt
 
 
-def ask_human(state: MessagesState) -> dict:
-    answer = interrupt({"question": "Approve the plan?"})
-    return {"messages": [("ai", f"The human said: {answer}")]}
+def ask_city(state: MessagesState) -> dict:
+    city = interrupt("Which city?")
+    return {"messages": [("ai", f"Booked a table in {city}.")]}
 
 
 graph = StateGraph(MessagesState)
-graph.add_node("ask_human", ask_human)
-graph.add_edge(START, "ask_human")
-graph.add_edge("ask_human", END)
+graph.add_node("ask_city", ask_city)
+graph.add_edge(START, "ask_city")
+graph.add_edge("ask_city", END)
 app = graph.compile()
 """
 
@@ -63,7 +63,7 @@ app = graph.compile()
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     (tmp_path / "chat.py").write_text(textwrap.dedent(CHAT))
-    (tmp_path / "approve.py").write_text(textwrap.dedent(APPROVE))
+    (tmp_path / "book.py").write_text(textwrap.dedent(BOOK))
     return tmp_path
 
 
@@ -106,6 +106,15 @@ async def http_session(workdir: Path, *apps: str) -> AsyncIterator[Any]:
         stop(process)
 
 
+async def converse(client: Any, tool: str, *messages: str) -> list[Any]:
+    """The results of `messages` sent in turn on one thread (the first call starts it)."""
+    results = [await client.call_tool(tool, {"message": messages[0]})]
+    thread = results[0].structured_content["thread_id"]
+    for message in messages[1:]:
+        results.append(await client.call_tool(tool, {"message": message, "thread_id": thread}))
+    return results
+
+
 SESSIONS: dict[str, Callable[..., Any]] = {"stdio": stdio_session, "http": http_session}
 
 
@@ -125,9 +134,9 @@ def stored_messages(workdir: Path, thread_id: str) -> list[str]:
 
 
 async def test_lists_each_app_as_a_tool(workdir: Path, session: Callable[..., Any]) -> None:
-    async with session(workdir, "chat.py", "yes=approve.py:app") as client:
+    async with session(workdir, "chat.py", "table=book.py:app") as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert list(tools) == ["chat", "yes"]
+    assert list(tools) == ["chat", "table"]
     if session is stdio_session:  # what the app printed went to stderr, not into the protocol
         assert "importing chat.py" in (workdir / "stderr.txt").read_text()
     schema = tools["chat"].input_schema
@@ -143,10 +152,9 @@ async def test_a_thread_id_continues_the_conversation(
     workdir: Path, session: Callable[..., Any]
 ) -> None:
     async with session(workdir, "chat.py") as client:
-        first = await client.call_tool("chat", {"message": "hello"})
-        thread = first.structured_content["thread_id"]
-        second = await client.call_tool("chat", {"message": "again", "thread_id": thread})
+        first, second = await converse(client, "chat", "hello", "again")
         other = await client.call_tool("chat", {"message": "elsewhere"})
+    thread = first.structured_content["thread_id"]
     assert not first.is_error and first.content[0].text == "Heard: hello"
     assert first.structured_content == {
         "thread_id": thread,
@@ -175,22 +183,22 @@ async def test_a_thread_id_continues_the_conversation(
 async def test_an_interrupted_run_says_what_it_asks_and_how_to_resume(
     workdir: Path, session: Callable[..., Any]
 ) -> None:
-    async with session(workdir, "approve.py") as client:
-        asked = await client.call_tool("approve", {"message": "Ship it"})
-        thread = asked.structured_content["thread_id"]
-        done = await client.call_tool("approve", {"message": "yes", "thread_id": thread})
+    async with session(workdir, "book.py") as client:
+        asked, done = await converse(client, "book", "A table for two, please", "Lyon")
+    thread = asked.structured_content["thread_id"]
     assert not asked.is_error
     assert asked.structured_content["status"] == "interrupted"
     (question,) = asked.structured_content["interrupts"]
-    assert (question["node"], question["value"]) == ("ask_human", {"question": "Approve the plan?"})
+    assert (question["node"], question["value"]) == ("ask_city", "Which city?")
     assert asked.content[0].text == (
         "The agent paused and is waiting for an answer:\n"
-        '- {"question": "Approve the plan?"}\n'
-        f'To answer, call `approve` again with thread_id "{thread}" and the answer as the '
+        "- Which city?\n"
+        f'To answer, call `book` again with thread_id "{thread}" and the answer as the '
         "message."
     )
-    assert done.content[0].text == "The human said: yes"
+    assert done.content[0].text == "Booked a table in Lyon."
     assert done.structured_content["status"] == "done"
+    assert done.structured_content["thread_id"] == thread
 
 
 async def test_steps_are_reported_as_progress(workdir: Path) -> None:
@@ -206,10 +214,8 @@ async def test_steps_are_reported_as_progress(workdir: Path) -> None:
 
 async def test_a_failing_agent_is_an_error_result(workdir: Path) -> None:
     async with stdio_session(workdir, "chat.py") as client:
-        first = await client.call_tool("chat", {"message": "hello"})
-        thread = first.structured_content["thread_id"]
-        failed = await client.call_tool("chat", {"message": "boom", "thread_id": thread})
-        again = await client.call_tool("chat", {"message": "back?", "thread_id": thread})
+        first, failed, again = await converse(client, "chat", "hello", "boom", "back?")
+    thread = first.structured_content["thread_id"]
     assert failed.is_error
     assert failed.content[0].text.startswith(
         f"The agent failed on thread {thread}: RuntimeError: the model is down"
@@ -248,7 +254,7 @@ def test_usage_errors(workdir: Path) -> None:
             timeout=60,
         )
 
-    twice = run("chat.py", "chat=approve.py")
+    twice = run("chat.py", "chat=book.py")
     assert twice.returncode == 2
     assert "Two apps are served as tool 'chat'; name them: NAME=APP" in twice.stderr
     missing = run("nowhere.py")

@@ -120,12 +120,13 @@ class MCPClient:
     # -- the loop the sessions live on ----------------------------------------------
 
     def _loop(self) -> Portal:
-        if self._closed:
-            raise MCPError(
-                "MCPClient was closed; its tools cannot be called any more (make a new MCPClient)",
-                server=", ".join(self._servers),
-            )
         with self._portal_lock:  # two threads' first calls must share one loop
+            if self._closed:
+                raise MCPError(
+                    "MCPClient was closed; its tools cannot be called any more (make a new "
+                    "MCPClient)",
+                    server=", ".join(self._servers),
+                )
             if self._portal is None:
                 self._portal = Portal("flowgraph-mcp-client")
             return self._portal
@@ -252,31 +253,32 @@ class MCPClient:
     async def _close_all(self) -> None:
         await asyncio.gather(*(c.aclose() for c in self._servers.values()))
 
+    def _detach(self) -> Portal | None:
+        """Mark the client closed; the loop to close the sessions on, if one was started."""
+        with self._portal_lock:
+            if self._closed:
+                return None
+            self._closed = True
+            portal, self._portal = self._portal, None
+            return portal
+
     async def aclose(self) -> None:
         """Close every session (stdio servers exit) and stop the client's loop."""
-        if self._closed:
-            return
-        self._closed = True
-        portal, self._portal = self._portal, None
-        if portal is None:
-            return
-        try:
-            await portal.run(self._close_all())
-        finally:
-            await asyncio.to_thread(portal.stop)
+        portal = self._detach()
+        if portal is not None:
+            try:
+                await portal.run(self._close_all())
+            finally:
+                await asyncio.to_thread(portal.stop)
 
     def close(self) -> None:
         """`aclose` for sync code."""
-        if self._closed:
-            return
-        self._closed = True
-        portal, self._portal = self._portal, None
-        if portal is None:
-            return
-        try:
-            portal.run_sync(self._close_all())
-        finally:
-            portal.stop()
+        portal = self._detach()
+        if portal is not None:
+            try:
+                portal.run_sync(self._close_all())
+            finally:
+                portal.stop()
 
     async def __aenter__(self) -> MCPClient:
         return self

@@ -298,24 +298,28 @@ class ServerConnection:
         if not holder.done():
             holder.cancel()
             await asyncio.gather(holder, return_exceptions=True)
-            raise MCPConnectionError(
-                f"MCP server '{config.name}' ({config.describe()}) did not complete the MCP "
-                f"handshake within {config.connect_timeout:g} s; check that it is an MCP "
-                "server for this transport, or raise 'connect_timeout'",
-                server=config.name,
-            )
-        raise self._startup_error(holder.exception(), tail)
+            raise self._startup_error(None, tail)
+        exc = None if holder.cancelled() else holder.exception()
+        raise self._startup_error(exc, tail) from exc
 
     def _startup_error(self, exc: BaseException | None, tail: _StderrTail | None) -> MCPError:
+        """Why the server could not be used: named, with what to check, and its stderr."""
         config = self.config
         leaf = _leaf(exc) if exc is not None else None
-        if isinstance(leaf, FileNotFoundError) and config.transport == "stdio":
+        detail = _describe(leaf) if leaf is not None else "no reason given"
+        if leaf is None:
+            message = (
+                f"MCP server '{config.name}' ({config.describe()}) did not complete the MCP "
+                f"handshake within {config.connect_timeout:g} s; check that it is an MCP "
+                "server for this transport, or raise 'connect_timeout'"
+            )
+        elif config.transport == "stdio" and isinstance(leaf, FileNotFoundError):
             message = (
                 f"MCP server '{config.name}' could not be started: command "
                 f"{config.command!r} was not found; check 'command' in its connection "
                 "(a full path, or a program on PATH)"
             )
-        elif isinstance(leaf, PermissionError) and config.transport == "stdio":
+        elif config.transport == "stdio" and isinstance(leaf, PermissionError):
             message = (
                 f"MCP server '{config.name}' could not be started: {config.command!r} is not "
                 "executable"
@@ -323,13 +327,18 @@ class ServerConnection:
         elif config.transport == "stdio":
             message = (
                 f"MCP server '{config.name}' ({config.describe()}) stopped before the MCP "
-                f"handshake completed ({_describe(leaf) if leaf else 'no reason given'})"
+                f"handshake completed ({detail})"
+            )
+        elif isinstance(leaf, (OSError, httpx2.TransportError)):
+            message = (
+                f"MCP server '{config.name}' at {config.url} could not be reached ({detail}); "
+                "check that it is running and the url"
             )
         else:
             message = (
-                f"MCP server '{config.name}' at {config.url} could not be reached "
-                f"({_describe(leaf) if leaf else 'no reason given'}); check that it is "
-                "running and the url"
+                f"MCP server '{config.name}' at {config.url} failed the MCP handshake "
+                f"({detail}); check the url (the MCP endpoint, often ending in /mcp) and "
+                "the headers it needs"
             )
         stderr = tail.tail() if tail is not None else ""
         if stderr:
