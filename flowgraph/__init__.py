@@ -27,6 +27,7 @@ from flowgraph.errors import (
     RateLimitError,
     SerializationError,
     ServerError,
+    StoreError,
     ToolError,
 )
 from flowgraph.graph import (
@@ -43,7 +44,9 @@ from flowgraph.graph import (
     StreamMode,
     StreamPart,
     _diagrams,
+    aonce,
     interrupt,
+    once,
 )
 from flowgraph.messages import (
     REMOVE_ALL_MESSAGES,
@@ -95,7 +98,7 @@ from flowgraph.nodes import (
 from flowgraph.prompts import PromptTemplate, SystemPromptTemplate
 from flowgraph.reducers import MessageList, add_messages
 from flowgraph.state import MessagesState
-from flowgraph.tools import InjectedState, InjectedToolCallId, Tool, tool
+from flowgraph.tools import InjectedState, InjectedStore, InjectedToolCallId, Tool, tool
 
 if _typing.TYPE_CHECKING:
     from flowgraph.models import (
@@ -207,6 +210,7 @@ __all__ = [
     "HumanMessage",
     "ImagePart",
     "InjectedState",
+    "InjectedStore",
     "InjectedToolCallId",
     "Interrupt",
     "InvalidMessageError",
@@ -242,6 +246,7 @@ __all__ = [
     "ServerError",
     "StateGraph",
     "StateSnapshot",
+    "StoreError",
     "StreamMode",
     "StreamPart",
     "SystemMessage",
@@ -259,6 +264,7 @@ __all__ = [
     "UserMessage",
     "VideoPart",
     "add_messages",
+    "aonce",
     "build_diagram",
     "count_tokens_approximately",
     "create_react_agent",
@@ -267,6 +273,7 @@ __all__ = [
     "interrupt",
     "messages_from_dicts",
     "messages_to_dicts",
+    "once",
     "render",
     "tiktoken_counter",
     "to_ascii",

@@ -9,7 +9,7 @@ outside a run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +17,12 @@ from flowgraph.errors import BudgetExceededError
 
 __all__ = [
     "RunUsage",
+    "TaskMemo",
     "TaskScope",
+    "bind_store",
     "charge_model_call",
     "charge_tool_calls",
+    "current_store",
     "current_task",
     "emit",
     "listening",
@@ -95,6 +98,23 @@ class RunUsage:
 
 
 @dataclass(slots=True)
+class TaskMemo:
+    """What `once()` calls of one task returned: kept across the task's retries, and
+    (with a checkpointer) stored with the step's pending writes, so a resume finds it."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    """Key -> the value returned (or decoded from `stored`)."""
+    stored: dict[str, bytes] = field(default_factory=dict)
+    """Key -> the value's encoded bytes, as stored (what a resume starts from)."""
+    save: Callable[[str, bytes], None] | None = None
+    """Adds a key's bytes to `stored` and stores them (None: no checkpointer, memory only)."""
+    save_blocks: bool = False
+    """`save` does I/O that must not run on the event loop (async callers hop to a thread)."""
+    calls: dict[str, int] = field(default_factory=dict)
+    """Per-attempt counters for callers that number their calls (a model node's replies)."""
+
+
+@dataclass(slots=True)
 class TaskScope:
     """Who is running right now: the node, its step and task, and the run's channels."""
 
@@ -115,6 +135,8 @@ class TaskScope:
     """Where this task sits inside the node the parent run paused ("" for the node itself;
     a subgraph's inner task adds its step and index), so interrupt keys stay distinct."""
     interrupts_seen: int = 0
+    memo: TaskMemo | None = None
+    """The task's `once()` results (made on first use when the run keeps no history)."""
 
 
 current_task: ContextVar[TaskScope | None] = ContextVar("flowgraph_current_task", default=None)
@@ -153,3 +175,23 @@ def emit(mode: str, data: Any) -> None:
     scope = current_task.get()
     if scope is not None and scope.emit is not None:
         scope.emit(mode, data)
+
+
+current_store: ContextVar[Any] = ContextVar("flowgraph_current_store", default=None)
+"""The long-term store of the running graph (a `flowgraph.store.BaseStore`), or None.
+
+Typed `Any` because the store lives in a higher layer; `InjectedStore` tool
+parameters and `flowgraph.store.get_store()` read it."""
+
+
+def bind_store(store: Any) -> Token[Any]:
+    """Make `store` the long-term store of everything that runs in this context from now on.
+
+    The engine calls it when a run of a graph compiled with a store starts,
+    before any node runs, and `current_store.reset(token)` with the returned
+    token when the run ends. Tasks and worker threads started afterwards copy
+    the context, so every node, tool and subgraph of the run sees the store;
+    a subgraph compiled without a store of its own keeps its parent's. Passing
+    None hides an outer run's store from this context.
+    """
+    return current_store.set(store)

@@ -39,6 +39,7 @@ from flowgraph.checkpoint.base import (
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.graph._interrupt import Pause
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
+from flowgraph.graph._pool import finish_off_loop
 from flowgraph.graph._types import MISSING, Interrupt, Send, StateSnapshot
 from flowgraph.messages import RemoveMessage
 from flowgraph.reducers import add_messages
@@ -137,6 +138,8 @@ class PendingTask:
     """Values given to this task's earlier interrupts, by key (see `Pause.key`)."""
     breakpoint: bool = False
     """Paused by interrupt_before, not by interrupt()."""
+    memo: dict[str, bytes] = field(default_factory=dict)
+    """What the task's `once()` calls returned (encoded), for the task's next run."""
 
     @property
     def interrupts(self) -> list[Interrupt]:
@@ -331,6 +334,8 @@ def encode_pending(task: PendingTask) -> bytes:
         payload["answers"] = task.answers
     if task.breakpoint:
         payload["breakpoint"] = True
+    if task.memo:
+        payload["memo"] = task.memo
     return _dumps(payload, task.node)
 
 
@@ -351,6 +356,7 @@ def _decode_pending(write: PendingWrite) -> PendingTask:
         pauses=pauses,
         answers=answers,
         breakpoint=bool(data.get("breakpoint")),
+        memo=dict(data.get("memo", {})),
     )
 
 
@@ -617,11 +623,28 @@ class Saver:
         if self.direct:
             self.checkpointer.put(record, expected_head=cursor.expected, messages=messages)
         else:
-            await self.checkpointer.aput(record, expected_head=cursor.expected, messages=messages)
+            await finish_off_loop(
+                self.checkpointer.put, record, expected_head=cursor.expected, messages=messages
+            )
         cursor.committed(record.checkpoint_id)
         if self.cache is not None:
             self.cache.put(record, values, tasks, joins, metadata, cursor)
         return record
+
+    def save_memo(
+        self, index: int, task: PendingTask, key: str, data: bytes, lock: threading.Lock
+    ) -> None:
+        """Add a `once()` result to a running task's row and store the row, now.
+
+        Called from the task's thread or the event loop; `lock` (one per task)
+        orders two results of one task, so the last row written has both.
+        """
+        head = self.cursor.head
+        assert head is not None, "a run saves its input step before any node runs"
+        with lock:
+            task.memo[key] = data
+            write = PendingWrite(task_index=index, payload=encode_pending(task))
+            self.checkpointer.put_pending(self.cursor.thread_id, head, [write])
 
     async def save_pending(self, pending: dict[int, PendingTask]) -> None:
         """Keep the finished tasks and pauses of an unfinished step."""
@@ -631,4 +654,6 @@ class Saver:
         if self.direct:
             self.checkpointer.put_pending(self.cursor.thread_id, head, writes)
         else:
-            await self.checkpointer.aput_pending(self.cursor.thread_id, head, writes)
+            await finish_off_loop(
+                self.checkpointer.put_pending, self.cursor.thread_id, head, writes
+            )

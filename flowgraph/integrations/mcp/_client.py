@@ -18,6 +18,7 @@ is reopened once if the connection drops, and closes with the client.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import threading
 from collections.abc import Iterable, Mapping
 from types import TracebackType
@@ -129,6 +130,8 @@ class MCPClient:
                 )
             if self._portal is None:
                 self._portal = Portal("flowgraph-mcp-client")
+                # a client the program never closed still stops its servers politely
+                atexit.register(self.close)
             return self._portal
 
     def _server(self, name: str) -> ServerConnection:
@@ -172,6 +175,10 @@ class MCPClient:
                 owners[tool_name] = name
                 tools.append(MCPTool(spec, server=name, caller=self, name=tool_name))
         return tools
+
+    def get_tools_sync(self, server: str | None = None) -> list[MCPTool]:
+        """`get_tools` for sync code, e.g. to build an app at module level for the CLI."""
+        return self._loop().run_sync(self.get_tools(server))
 
     async def _list_all(self, names: Iterable[str]) -> list[list[mcp_types.Tool]]:
         return list(await asyncio.gather(*(self._list(name) for name in names)))
@@ -260,7 +267,9 @@ class MCPClient:
                 return None
             self._closed = True
             portal, self._portal = self._portal, None
-            return portal
+        if portal is not None:
+            atexit.unregister(self.close)
+        return portal
 
     async def aclose(self) -> None:
         """Close every session (stdio servers exit) and stop the client's loop."""

@@ -155,7 +155,12 @@ class MCPTool(Tool):
         return dict(args)
 
     def run_validated(
-        self, kwargs: dict[str, Any], *, state: Any = None, tool_call_id: str | None = None
+        self,
+        kwargs: dict[str, Any],
+        *,
+        state: Any = None,
+        tool_call_id: str | None = None,
+        store: Any = None,
     ) -> ToolMessage:
         """Call the server from sync code (the client's loop does the I/O)."""
         reporter = self._progress_reporter(tool_call_id)
@@ -167,7 +172,12 @@ class MCPTool(Tool):
         return tool_message(result, server=self.server, tool=self, tool_call_id=tool_call_id)
 
     async def arun_validated(
-        self, kwargs: dict[str, Any], *, state: Any = None, tool_call_id: str | None = None
+        self,
+        kwargs: dict[str, Any],
+        *,
+        state: Any = None,
+        tool_call_id: str | None = None,
+        store: Any = None,
     ) -> ToolMessage:
         """Call the server; the session is shared by every call of the client."""
         reporter = self._progress_reporter(tool_call_id)
