@@ -177,8 +177,7 @@ async def test_tool_node_runs_mcp_tools_async(connection: Connect) -> None:
 
 def test_tool_node_runs_mcp_tools_in_a_sync_graph(connection: Connect) -> None:
     with MCPClient({"test": connection()}) as client:
-        tools = asyncio.run(client.get_tools())  # the sessions outlive this loop
-        app = tool_graph(tools)
+        app = tool_graph(client.get_tools_sync())
         first = app.invoke(calls(("pid", {}), ("add", {"a": 20, "b": 22})))
         second = app.invoke(calls(("pid", {})))
         # from another thread (its own private loop) and from inside a running loop
