@@ -78,6 +78,11 @@ def cmd_mcp(args: argparse.Namespace, store: Store | None, console: Console) -> 
     console.err.write(
         f"flowgraph: MCP server on {where}, tools: {', '.join(apps)}; threads in {store.location}\n"
     )
+    if args.port is not None and args.host not in ("127.0.0.1", "localhost", "::1"):
+        console.err.write(
+            f"flowgraph: warning: --host {args.host} serves the agents without "
+            "authentication to anyone who can reach this address\n"
+        )
     console.err.flush()
     import anyio
 
