@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Literal, NotRequired, Required, TypedDict
+from typing import Any, Literal, NotRequired, Required, TypedDict, TypeVar
 
 import mcp
 import mcp_types
@@ -33,6 +33,8 @@ from flowgraph.integrations.mcp._portal import Portal
 from flowgraph.integrations.mcp._tool import MCPTool, ProgressReporter, provider_name
 
 __all__ = ["Connection", "MCPClient", "StdioConnection", "StreamableHttpConnection"]
+
+T = TypeVar("T")
 
 _LIST_PAGES = 100
 """At most this many pages of tools/list per server: a paginator that never ends cannot hang."""
@@ -178,7 +180,7 @@ class MCPClient:
 
     def get_tools_sync(self, server: str | None = None) -> list[MCPTool]:
         """`get_tools` for sync code, e.g. to build an app at module level for the CLI."""
-        return self._loop().run_sync(self.get_tools(server))
+        return self.run_sync(self.get_tools(server))
 
     async def _list_all(self, names: Iterable[str]) -> list[list[mcp_types.Tool]]:
         return list(await asyncio.gather(*(self._list(name) for name in names)))
@@ -214,15 +216,14 @@ class MCPClient:
         """Call `tool` on `server` with `arguments`: the raw MCP result (MCPTool maps it)."""
         return await self._loop().run(self._call(server, tool, arguments, on_progress))
 
-    def call_tool_sync(
-        self,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any],
-        on_progress: ProgressReporter | None = None,
-    ) -> mcp_types.CallToolResult:
-        """`acall_tool` for sync code."""
-        return self._loop().run_sync(self._call(server, tool, arguments, on_progress))
+    def run_sync(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` on the client's loop, blocking this thread: the bridge for sync code."""
+        try:
+            portal = self._loop()
+        except BaseException:
+            coro.close()
+            raise
+        return portal.run_sync(coro)
 
     async def _call(
         self,

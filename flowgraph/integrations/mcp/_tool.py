@@ -25,9 +25,9 @@ import copy
 import functools
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from contextlib import suppress
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import mcp_types
 from pydantic import BaseModel, ConfigDict, create_model
@@ -40,6 +40,8 @@ from flowgraph.tools import Tool
 
 __all__ = ["MCPTool", "ProgressReporter", "ToolCaller", "tool_message"]
 
+T = TypeVar("T")
+
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 ProgressReporter = Callable[[float, float | None, str | None], None]
@@ -47,7 +49,7 @@ ProgressReporter = Callable[[float, float | None, str | None], None]
 
 
 class ToolCaller(Protocol):
-    """What an MCPTool calls through: its client, which owns the sessions."""
+    """What an MCPTool calls through: its client, which owns the sessions and their loop."""
 
     async def acall_tool(
         self,
@@ -57,13 +59,7 @@ class ToolCaller(Protocol):
         on_progress: ProgressReporter | None,
     ) -> mcp_types.CallToolResult: ...
 
-    def call_tool_sync(
-        self,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any],
-        on_progress: ProgressReporter | None,
-    ) -> mcp_types.CallToolResult: ...
+    def run_sync(self, coro: Coroutine[Any, Any, T]) -> T: ...
 
 
 def provider_name(name: str) -> str:
@@ -162,14 +158,8 @@ class MCPTool(Tool):
         tool_call_id: str | None = None,
         store: Any = None,
     ) -> ToolMessage:
-        """Call the server from sync code (the client's loop does the I/O)."""
-        reporter = self._progress_reporter(tool_call_id)
-        try:
-            result = self._caller.call_tool_sync(self.server, self.remote_name, kwargs, reporter)
-        except MCPError as exc:
-            exc.tool_call_id = tool_call_id
-            raise
-        return tool_message(result, server=self.server, tool=self, tool_call_id=tool_call_id)
+        """Call the server from sync code: `arun_validated`, run on the client's loop."""
+        return self._caller.run_sync(self.arun_validated(kwargs, tool_call_id=tool_call_id))
 
     async def arun_validated(
         self,
@@ -192,25 +182,19 @@ class MCPTool(Tool):
         """Passes the server's progress to the run's "events" stream, if anyone listens.
 
         Notifications arrive on the client's loop thread; each is handed to the
-        caller's loop (or, for a sync caller, run there) in the caller's
-        context, where `emit` finds the running step.
+        caller's loop and emitted there in the caller's context, where `emit`
+        finds the running step.
         """
         if not listening("events"):
             return None
         context = contextvars.copy_context()
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
+        loop = asyncio.get_running_loop()
         base = {"event": "progress", "server": self.server, "tool": self.name}
         if tool_call_id is not None:
             base["tool_call_id"] = tool_call_id
 
         def report(progress: float, total: float | None, message: str | None) -> None:
             data = {**base, "progress": progress, "total": total, "message": message}
-            if loop is None:
-                context.run(emit, "events", data)
-                return
             with suppress(RuntimeError):  # the caller's loop has closed: nobody listens now
                 loop.call_soon_threadsafe(emit, "events", data, context=context)
 
