@@ -129,6 +129,18 @@ EXPECTED = {
         "        image: image/png, 70 bytes",
         "agent > Paris: sunny, 24°C (map attached). There is no weather station in Atlantis.",
     ],
+    "functional_workflow.py": [
+        "  research | looking into the practice",
+        "  research -> Pitfalls of streaming in flowgraph.",
+        "  paused: {'approve this post?': 'History of streaming in flowgraph. Practice of "
+        "streaming in flowgraph. Pitfalls of streaming in flowgraph.'}",
+        "the research tasks ran at once: True",
+        "tasks run so far: {'draft': 1, 'research': 3}",
+        "  Published post #1: History of streaming in flowgraph.",
+        "tasks run after the resume: {'draft': 1, 'research': 3} (none again)",
+        "  Published post #2:...",
+        "  step 3: loop  next (done)",
+    ],
     "celery_workers.py": [
         # offline there is no broker: it says how to run it instead of failing
         "No broker: set FLOWGRAPH_BROKER_URL",
@@ -431,6 +443,31 @@ SESSIONS = {
             ),
         ),
         nodes=("agent", "tools"),
+    ),
+    "functional_workflow.py": Session(
+        (
+            Call(
+                'flowgraph run examples/functional_workflow.py "Streaming in flowgraph" '
+                "--thread blog",
+                code=3,
+                out="",
+                err=(
+                    "research> Pitfalls of streaming in flowgraph.",
+                    "  step 1  write_post  paused  +0 msg",
+                    "Thread blog is waiting for input. Resume it with:",
+                    "  flowgraph resume blog --value JSON",
+                ),
+            ),
+            Call(
+                """flowgraph resume blog --value '"approve"'""",
+                out="Published post #1: History of streaming in flowgraph. Practice of "
+                "streaming in flowgraph. Pitfalls of streaming in flowgraph.\n",
+                err=("  step 1  write_post  {ms}  +0 msg",),
+                not_err=("research", "draft"),  # their results were kept: not run again
+            ),
+        ),
+        nodes=("write_post",),
+        model=False,
     ),
     "celery_workers.py": Session(
         (_run('examples/celery_workers.py "CI is flaky."', "Noted: CI is flaky."),),
