@@ -14,7 +14,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, TypedDict, overload
 
 from pydantic import BaseModel
 
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import networkx as nx
+    from typing_extensions import Unpack
 
     from flowgraph.checkpoint.base import BaseCheckpointer
     from flowgraph.graph._builder import StateGraph
@@ -71,6 +72,21 @@ def _modes(mode: StreamMode | Sequence[StreamMode]) -> frozenset[str]:
             f"Unknown stream mode(s) {sorted(unknown)}; use one or more of {sorted(_MODES)}"
         )
     return modes
+
+
+class StreamKeywords(TypedDict, total=False):
+    """The keywords `stream` and `astream` take besides their modes (for their overloads)."""
+
+    subgraphs: bool
+    thread_id: str | None
+    checkpoint_id: str | None
+    recursion_limit: int
+    budget: Budget | None
+    interrupt_before: Sequence[str] | None
+    interrupt_after: Sequence[str] | None
+    wait: bool | float
+    run_id: str | None
+    stop: threading.Event | None
 
 
 def _names(nodes: Sequence[str]) -> frozenset[str]:
@@ -338,16 +354,7 @@ class CompiledGraph:
         *,
         mode: StreamMode | Sequence[StreamMode] | None = None,
         stream_mode: None = None,
-        subgraphs: bool = False,
-        thread_id: str | None = None,
-        checkpoint_id: str | None = None,
-        recursion_limit: int = 100,
-        budget: Budget | None = None,
-        interrupt_before: Sequence[str] | None = None,
-        interrupt_after: Sequence[str] | None = None,
-        wait: bool | float = False,
-        run_id: str | None = None,
-        stop: threading.Event | None = None,
+        **options: Unpack[StreamKeywords],
     ) -> AsyncIterator[StreamPart]: ...
 
     @overload
@@ -357,16 +364,7 @@ class CompiledGraph:
         *,
         mode: None = None,
         stream_mode: StreamMode | Sequence[StreamMode],
-        subgraphs: bool = False,
-        thread_id: str | None = None,
-        checkpoint_id: str | None = None,
-        recursion_limit: int = 100,
-        budget: Budget | None = None,
-        interrupt_before: Sequence[str] | None = None,
-        interrupt_after: Sequence[str] | None = None,
-        wait: bool | float = False,
-        run_id: str | None = None,
-        stop: threading.Event | None = None,
+        **options: Unpack[StreamKeywords],
     ) -> AsyncIterator[Any]: ...
 
     def astream(
@@ -410,16 +408,7 @@ class CompiledGraph:
         *,
         mode: StreamMode | Sequence[StreamMode] | None = None,
         stream_mode: None = None,
-        subgraphs: bool = False,
-        thread_id: str | None = None,
-        checkpoint_id: str | None = None,
-        recursion_limit: int = 100,
-        budget: Budget | None = None,
-        interrupt_before: Sequence[str] | None = None,
-        interrupt_after: Sequence[str] | None = None,
-        wait: bool | float = False,
-        run_id: str | None = None,
-        stop: threading.Event | None = None,
+        **options: Unpack[StreamKeywords],
     ) -> Iterator[StreamPart]: ...
 
     @overload
@@ -429,16 +418,7 @@ class CompiledGraph:
         *,
         mode: None = None,
         stream_mode: StreamMode | Sequence[StreamMode],
-        subgraphs: bool = False,
-        thread_id: str | None = None,
-        checkpoint_id: str | None = None,
-        recursion_limit: int = 100,
-        budget: Budget | None = None,
-        interrupt_before: Sequence[str] | None = None,
-        interrupt_after: Sequence[str] | None = None,
-        wait: bool | float = False,
-        run_id: str | None = None,
-        stop: threading.Event | None = None,
+        **options: Unpack[StreamKeywords],
     ) -> Iterator[Any]: ...
 
     def stream(
