@@ -1,0 +1,385 @@
+"""Running runs: one at a time per thread, queued in the store, streamed to any listener.
+
+A run is created `pending` in the registry; whichever server process
+claims its thread starts it (`kick`), runs it as a background task of its
+event loop, records every stream event in memory for listeners to replay
+(`Last-Event-ID`), and at the end writes the run's status and the
+thread's, releases the thread and starts the thread's next pending run.
+A sweep every `poll` seconds renews this process's claims, applies stops
+other processes asked for, starts pending runs whose thread became free
+(also ones a dead process left), and marks runs whose process died as
+lost. Clients disconnecting never stop a run (unless on_disconnect=cancel).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from typing import Any, TypeVar, get_args
+
+from flowgraph.graph import Command, CompiledGraph, StreamMode, StreamPart
+from flowgraph.server._graphs import GraphEntry, Graphs
+from flowgraph.server._http import ApiError, dumps
+from flowgraph.server._registry import FINISHED, Registry, RunRecord
+from flowgraph.server._rollback import roll_back
+from flowgraph.server._stream import Translator, engine_modes
+from flowgraph.server._wire import input_from_wire, interrupt_to_wire, to_wire
+
+__all__ = ["LocalRun", "RunManager", "lost_error"]
+
+log = logging.getLogger("flowgraph.server")
+_T = TypeVar("_T")
+_ENGINE_MODES = frozenset(get_args(StreamMode))
+RETAIN_S = 300.0
+"""How long a finished run's events stay in memory for join_stream replays."""
+
+
+def lost_error() -> dict[str, str]:
+    return {
+        "error": "RunLost",
+        "message": "The server process running this run stopped before it finished. Every "
+        "step it completed is checkpointed: start a run with no input to resume the thread.",
+    }
+
+
+class LocalRun:
+    """A run this process executes: its events so far, its stop switch, its result."""
+
+    def __init__(self, record: RunRecord) -> None:
+        self.record = record
+        self.events: list[tuple[str, bytes]] = []
+        self.done = asyncio.Event()
+        self.stop = threading.Event()
+        self.stop_action: str | None = None
+        self.final: bytes = b"{}"
+        self.finished_at: float | None = None
+        self._wakeup = asyncio.Event()
+
+    def push(self, event: str, data: Any) -> None:
+        self.events.append((event, dumps(data)))
+        self.wake()
+
+    def wake(self) -> None:
+        wakeup, self._wakeup = self._wakeup, asyncio.Event()
+        wakeup.set()
+
+    def request_stop(self, action: str) -> None:
+        if self.stop_action != "rollback":
+            self.stop_action = action
+        self.stop.set()
+
+    async def follow(
+        self, after: int, *, heartbeat: float
+    ) -> AsyncIterator[tuple[str | None, str, bytes]]:
+        """(id, event, data) from event number `after` on, live until the run ends.
+
+        While nothing happens for `heartbeat` seconds, a (None, "", b"") keep-alive.
+        """
+        index = after
+        while True:
+            while index < len(self.events):
+                event, data = self.events[index]
+                yield str(index), event, data
+                index += 1
+            if self.done.is_set():
+                return
+            wakeup = self._wakeup
+            try:
+                await asyncio.wait_for(wakeup.wait(), timeout=heartbeat)
+            except TimeoutError:
+                yield None, "", b""
+
+
+class RunManager:
+    """The runs of one server process, over the registry every process shares."""
+
+    def __init__(self, graphs: Graphs, registry: Registry, *, poll: float = 0.5) -> None:
+        self.graphs = graphs
+        self.registry = registry
+        self.poll = poll
+        self.local: dict[str, LocalRun] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+        self._last_renew = 0.0
+
+    async def reg(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """Call a blocking registry method off the event loop."""
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._sweeper = asyncio.create_task(self._sweep_loop())
+
+    async def close(self, grace: float = 5.0) -> None:
+        """Stop the sweep; ask running runs to stop at their next step and wait a little."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        running = [r for r in self.local.values() if not r.done.is_set()]
+        for run in running:
+            run.request_stop("interrupt")
+        if running:
+            await asyncio.wait(
+                [asyncio.ensure_future(r.done.wait()) for r in running], timeout=grace
+            )
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- starting runs -------------------------------------------------------------
+
+    async def submit(self, record: RunRecord) -> RunRecord:
+        """Store a new run and start it if its thread is free (or queue it: multitask)."""
+        await self.reg(self.registry.put_run, record)
+        strategy = record.multitask_strategy
+        if strategy == "reject":
+            blocker = await self.reg(self.registry.claim, record.thread_id, record.run_id)
+            if blocker is not None:
+                await self.reg(self.registry.delete_run, record.run_id)
+                raise ApiError(
+                    409,
+                    "Thread is already running a task. Wait for it to finish or choose a "
+                    "different multitask strategy.",
+                )
+            return await self._launch(record) or record
+        if strategy in ("interrupt", "rollback"):
+            holder = await self.reg(self.registry.holder, record.thread_id)
+            if holder is not None:
+                await self.request_stop(holder.run_id, strategy)
+        await self.kick(record.thread_id)
+        return (await self.reg(self.registry.get_run, record.run_id)) or record
+
+    async def kick(self, thread_id: str) -> None:
+        """Start the thread's next pending run, if the thread can be claimed."""
+        runs = await self.reg(self.registry.runs_of, thread_id)
+        pending = [r for r in runs if r.status == "pending" and self.graphs.find(r.graph_id)]
+        if not pending:
+            return
+        pending.sort(
+            key=lambda r: (r.multitask_strategy not in ("interrupt", "rollback"), r.created_at)
+        )
+        chosen = pending[0]
+        if await self.reg(self.registry.claim, thread_id, chosen.run_id) is None:
+            await self._launch(chosen)
+
+    async def _launch(self, record: RunRecord) -> RunRecord | None:
+        """With the thread claimed: mark the run running here and start it."""
+        entry = self.graphs.get(record.graph_id)
+        store = entry.app.checkpointer
+        assert store is not None
+        head = await asyncio.to_thread(store.head, record.thread_id)
+        started = await self.reg(self.registry.start_run, record.run_id, head)
+        if started is None:
+            await self.reg(self.registry.release, record.thread_id, record.run_id)
+            return None
+        local = LocalRun(started)
+        self.local[started.run_id] = local
+        self.spawn(self._execute(entry, local))
+        return started
+
+    async def request_stop(self, run_id: str, action: str) -> None:
+        """Ask a running run to stop at its next step (here, or via the registry elsewhere)."""
+        local = self.local.get(run_id)
+        if local is not None and not local.done.is_set():
+            local.request_stop(action)
+            return
+        await self.reg(self.registry.update_run, run_id, cancel=action)
+
+    # -- executing -----------------------------------------------------------------
+
+    def _input(self, entry: GraphEntry, record: RunRecord) -> tuple[Any, dict[str, Any] | None]:
+        """The engine input of a run (and a state update to apply first)."""
+        kwargs = record.kwargs
+        command = kwargs.get("command") or {}
+        update = command.get("update")
+        fields = entry.message_fields
+        update = input_from_wire(update, fields, "command.update") if update is not None else None
+        if "resume" in command:
+            return Command(resume=command["resume"]), update
+        if update is not None:
+            return None, update
+        raw = kwargs.get("input")
+        return (input_from_wire(raw, fields, "input") if raw is not None else None), None
+
+    def _open(
+        self, app: CompiledGraph, input: Any, record: RunRecord, stop: threading.Event
+    ) -> AsyncIterator[StreamPart]:
+        kwargs = record.kwargs
+        config = kwargs.get("config") or {}
+        modes = [
+            m for m in engine_modes(kwargs.get("stream_mode") or ["values"]) if m in _ENGINE_MODES
+        ]
+        nodes = list(app.engine.plan.nodes)
+
+        def breakpoints(key: str) -> list[str] | None:
+            value = kwargs.get(key)
+            return nodes if value == "*" else value
+
+        call: dict[str, Any] = {
+            "thread_id": record.thread_id,
+            "checkpoint_id": kwargs.get("checkpoint_id"),
+            "recursion_limit": int(config.get("recursion_limit") or 100),
+            "interrupt_before": breakpoints("interrupt_before"),
+            "interrupt_after": breakpoints("interrupt_after"),
+            "run_id": record.run_id,
+        }
+        params = inspect.signature(app.astream).parameters
+        if "config" in params:
+            call["config"] = config
+        if "stop" in params:
+            stream: AsyncIterator[StreamPart] = app.astream(input, mode=modes, stop=stop, **call)  # type: ignore[arg-type,call-arg]
+            return stream
+        # Until the engine takes stop=: the options astream would build, with our stop switch.
+        options = app._options(**call, budget=None, inline_sync=False)
+        return app._astream(input, modes, replace(options, stop=stop))  # type: ignore[arg-type]
+
+    async def _execute(self, entry: GraphEntry, local: LocalRun) -> None:
+        record = local.record
+        app = entry.app
+        modes = frozenset(record.kwargs.get("stream_mode") or ["values"])
+        translator = Translator(
+            modes=modes,
+            run_id=record.run_id,
+            thread_id=record.thread_id,
+            graph_id=entry.graph_id,
+            assistant_id=entry.assistant_id,
+            run_metadata=dict(record.metadata),
+        )
+        local.push("metadata", {"run_id": record.run_id, "attempt": 1})
+        error: dict[str, Any] | None = None
+        try:
+            input, update = self._input(entry, record)
+            if update is not None:
+                await asyncio.to_thread(app.update_state, record.thread_id, update)
+            for event, data in translator.start(to_wire(record.kwargs.get("input"))):
+                local.push(event, data)
+            async for part in self._open(app, input, record, local.stop):
+                for event, data in translator.feed(part):
+                    local.push(event, data)
+            for event, data in translator.finish():
+                local.push(event, data)
+        except Exception as exc:  # the run failed: its error is the result, the server goes on
+            error = {"error": type(exc).__name__, "message": str(exc)}
+            log.info("run %s failed: %s: %s", record.run_id, type(exc).__name__, exc)
+            local.push("error", error)
+        await self._finish(entry, local, error)
+
+    async def _finish(
+        self, entry: GraphEntry, local: LocalRun, error: dict[str, Any] | None
+    ) -> None:
+        record = local.record
+        thread_id = record.thread_id
+        app = entry.app
+        try:
+            stopped = local.stop_action is not None and error is None
+            if stopped and local.stop_action == "rollback":
+                await asyncio.to_thread(roll_back, app, thread_id, record.head_before)
+                await self.reg(self.registry.delete_run, record.run_id)
+                local.final = b"{}"
+            else:
+                snapshot = await asyncio.to_thread(app.get_state, thread_id)
+                if error is not None:
+                    status, thread_status = "error", "error"
+                    local.final = dumps({"__error__": error})
+                else:
+                    values = to_wire(snapshot.values) if snapshot.checkpoint_id else {}
+                    if snapshot.interrupts:
+                        values["__interrupt__"] = [
+                            interrupt_to_wire(i) for i in snapshot.interrupts
+                        ]
+                    local.final = dumps(values)
+                    status = "interrupted" if stopped else "success"
+                    paused = bool(snapshot.interrupts or snapshot.next) and not stopped
+                    thread_status = "interrupted" if paused else "idle"
+                await self.reg(
+                    self.registry.update_run, record.run_id, status=status, error=error, cancel=None
+                )
+                await self.reg(
+                    self.registry.update_thread, thread_id, status=thread_status, error=error
+                )
+            if record.temporary and record.kwargs.get("on_completion", "delete") == "delete":
+                await asyncio.to_thread(app.delete_thread, thread_id)
+                await self.reg(self.registry.delete_thread, thread_id)
+        except Exception:
+            log.exception("finishing run %s", record.run_id)
+        finally:
+            await self.reg(self.registry.release, thread_id, record.run_id)
+            local.finished_at = time.time()
+            local.done.set()
+            local.wake()
+            self.spawn(self.kick(thread_id))
+
+    # -- reading runs ----------------------------------------------------------------
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        """A run's record; a run whose process died is marked lost first."""
+        record = await self.reg(self.registry.get_run, run_id)
+        if record is not None and self.registry.is_lost(record):
+            record = await self._mark_lost(record)
+        return record
+
+    async def _mark_lost(self, record: RunRecord) -> RunRecord:
+        updated = await self.reg(self.registry.mark_lost, record, lost_error())
+        if updated is not None:
+            log.warning("run %s was lost with its server process %s", record.run_id, record.owner)
+            await self.reg(
+                self.registry.update_thread, record.thread_id, status="error", error=lost_error()
+            )
+            return updated
+        return (await self.reg(self.registry.get_run, record.run_id)) or record
+
+    async def wait_finished(self, run_id: str) -> RunRecord | None:
+        """Wait until the run is over (here or elsewhere); its record, None if it was deleted."""
+        while True:
+            local = self.local.get(run_id)
+            if local is not None:
+                await local.done.wait()
+                return await self.reg(self.registry.get_run, run_id)
+            record = await self.get_run(run_id)
+            if record is None or record.status in FINISHED:
+                return record
+            await asyncio.sleep(min(self.poll, 0.2))
+
+    # -- the sweep -------------------------------------------------------------------
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll)
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("run sweep failed")
+
+    async def sweep(self) -> None:
+        now = time.time()
+        mine = [r for r in self.local.values() if not r.done.is_set()]
+        if mine:
+            asked = await self.reg(self.registry.stops_asked)
+            for run_id, action in asked.items():
+                local = self.local.get(run_id)
+                if local is not None:
+                    local.request_stop(action)
+            if now - self._last_renew >= self.registry.lease_s / 5:
+                self._last_renew = now
+                await self.reg(self.registry.renew, [r.record.run_id for r in mine])
+        for record in await self.reg(self.registry.runs_with, "running"):
+            if self.registry.is_lost(record, now):
+                await self._mark_lost(record)
+        threads = {r.thread_id for r in await self.reg(self.registry.runs_with, "pending")}
+        for thread_id in threads:
+            if await self.reg(self.registry.holder, thread_id) is None:
+                await self.kick(thread_id)
+        for run_id, local in list(self.local.items()):
+            if local.finished_at is not None and now - local.finished_at > RETAIN_S:
+                del self.local[run_id]
