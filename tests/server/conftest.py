@@ -23,7 +23,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
-from models._loopback import free_port
+from models._loopback import LoopbackServer, Recorded, Reply, free_port, sse
 
 APPS = Path(__file__).with_name("apps.py")
 GRAPHS = ("agent", "slow", "chat", "fail", "configured")
@@ -134,6 +134,50 @@ def connect() -> Iterator[Callable[..., SyncLangGraphClient]]:
     yield make
     for client in opened:
         client.close()
+
+
+class FakeLLM:
+    """An OpenAI-compatible provider on loopback that answers `words`, streamed one by one.
+
+    A streaming request gets one SSE chunk per word, `delay` seconds apart; a
+    plain request gets the whole reply at once. `FG_TEST_LLM_URL` points the
+    `chat` graph of apps.py at it.
+    """
+
+    def __init__(self, words: list[str], delay: float) -> None:
+        self.words = words
+        self.delay = delay
+        self.server = LoopbackServer().start()
+        self.server.handler = self._answer
+        self.url = f"{self.server.url}/v1"
+
+    def _answer(self, request: Recorded) -> Reply:
+        if request.json.get("stream"):
+            pieces = [sse(_chunk({"content": w}), done=False) for w in self.words]
+            pieces.append(sse(_chunk({}, "stop"), done=True))
+            return Reply(pieces=pieces, piece_delay=self.delay, content_type="text/event-stream")
+        return Reply.json({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "loopback",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "".join(self.words)}}],
+        })  # fmt: skip
+
+
+def _chunk(delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "loopback",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    fake = FakeLLM(["Streaming ", "one ", "word ", "at ", "a ", "time."], delay=0.05)
+    yield fake
+    fake.server.stop()
 
 
 def store_urls() -> dict[str, str | None]:
