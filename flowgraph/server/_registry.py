@@ -305,7 +305,7 @@ class Registry:
 
         def take(doc: dict[str, Any] | None) -> dict[str, Any] | None:
             nonlocal blocker
-            if doc is not None and doc["run_id"] != run_id:
+            if doc is not None and (doc["run_id"], doc["owner"]) != (run_id, self.owner):
                 held = _from_doc(Claim, doc)
                 if held.is_live(now, self.lease_s):
                     blocker = held
@@ -318,10 +318,12 @@ class Registry:
         return blocker
 
     def release(self, thread_id: str, run_id: str) -> None:
+        """Let go of the thread, if this process still holds it for `run_id`."""
+        mine = (run_id, self.owner)
         self.docs.update(
             "claim",
             thread_id,
-            lambda d: DELETE if d is not None and d["run_id"] == run_id else None,
+            lambda d: DELETE if d is not None and (d["run_id"], d["owner"]) == mine else None,
         )
 
     def holder(self, thread_id: str) -> Claim | None:
@@ -344,7 +346,7 @@ class Registry:
                 asked[run_id] = run.cancel
 
             def beat(doc: dict[str, Any] | None, run_id: str = run_id) -> dict[str, Any] | None:
-                if doc is None or doc["run_id"] != run_id:
+                if doc is None or (doc["run_id"], doc["owner"]) != (run_id, self.owner):
                     return None
                 doc["heartbeat"] = now
                 return doc
@@ -372,8 +374,11 @@ def open_registry(checkpointer: BaseCheckpointer) -> Registry:
 
         from flowgraph.server._docs_servers import RedisDocs
 
-        pool_kwargs = dict(checkpointer.client.connection_pool.connection_kwargs)  # type: ignore[attr-defined]
-        client = redis.Redis(**pool_kwargs)
+        theirs = checkpointer.client.connection_pool  # type: ignore[attr-defined]
+        pool = redis.ConnectionPool(
+            connection_class=theirs.connection_class, **theirs.connection_kwargs
+        )
+        client = redis.Redis(connection_pool=pool)
         return Registry(RedisDocs(client, prefix=checkpointer.prefix))  # type: ignore[attr-defined]
     raise TypeError(
         f"The server keeps its runs beside the checkpoints, and knows no way to do so in a "

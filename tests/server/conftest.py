@@ -10,6 +10,7 @@ schema or key prefix of the test's own.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -186,14 +187,29 @@ def store_urls() -> dict[str, str | None]:
 
 
 def store_location(backend: str, tmp_path: Path) -> str:
-    """A fresh store of `backend` for one test (a schema or key prefix of its own)."""
-    tag = uuid.uuid4().hex[:10]
+    """A store of `backend` for one test.
+
+    PostgreSQL: a database of these tests' own (`fg_server_tests`, made once),
+    so the schema version other suites migrate `public` to does not matter;
+    Redis: database 11 of the server. Tests tell their threads apart by id.
+    """
     if backend == "sqlite":
-        return str(tmp_path / f"{tag}.db")
+        return str(tmp_path / f"{uuid.uuid4().hex[:10]}.db")
     url = store_urls()[backend]
     if url is None:
         pytest.skip(f"no {backend} server: FLOWGRAPH_TEST_{backend.upper()}_URL is not set")
     if backend == "postgres":
-        separator = "&" if "?" in url else "?"
-        return f"{url}{separator}options=-csearch_path%3Dfgsrv_{tag}"
-    return url
+        return _own_database(url, "fg_server_tests")
+    return url.rsplit("/", 1)[0] + "/11"
+
+
+def _own_database(url: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if found is None:
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                conn.execute(f'CREATE DATABASE "{name}"')
+    base, _, _ = url.rpartition("/")
+    return f"{base}/{name}"
