@@ -157,3 +157,29 @@ def test_cancel_mid_stream_leaves_the_thread_resumable(serve: Serve, connect: Co
     assert run["status"] == "interrupted"
     assert state["next"] == ["two"] and state["values"]["steps"] == ["one"]
     assert resumed["steps"] == ["one", "two"]
+
+
+def test_on_disconnect_cancel_stops_the_run_with_its_client(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "slow"))
+    thread_id = client.threads.create()["thread_id"]
+    stream = client.runs.stream(
+        thread_id, "slow", input={"delay": 0.3}, stream_mode="updates", on_disconnect="cancel"
+    )
+    run_id = next(iter(stream)).data["run_id"]
+    stream.close()  # the client goes away
+
+    for _ in range(100):
+        if client.runs.get(thread_id, run_id)["status"] != "running":
+            break
+        time.sleep(0.05)
+
+    assert client.runs.get(thread_id, run_id)["status"] == "interrupted"
+    assert client.threads.get_state(thread_id)["next"] == ["two"]
+
+
+def test_custom_mode_is_accepted(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "agent"))
+
+    got = events(client.runs.stream(None, "agent", input=HI, stream_mode=["custom", "updates"]))
+
+    assert [n for n, _ in got] == ["metadata", "updates", "updates"]
