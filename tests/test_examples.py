@@ -89,6 +89,15 @@ EXPECTED = {
         "  wrote persona_switch.svg",
         "  wrote persona_switch.path.html (path of thread 'review')",
     ],
+    "serve_agent.py": [
+        "  agent -> ['messages']",
+        "  __interrupt__ -> a pause",
+        "thread interrupted: Run these tool calls? [\"book_meeting({'who': 'Ada', "
+        "'when': 'Friday 10:00'})\"]",
+        "streamed 8 tokens: Done. Booked: Ada, Friday 10:00 (confirmation M-42).",
+        "thread idle, 4 messages, 5 checkpoints",
+        "runs: ['success', 'success']",
+    ],
     "celery_workers.py": [
         # offline there is no broker: it says how to run it instead of failing
         "No broker: set FLOWGRAPH_BROKER_URL",

@@ -16,6 +16,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from flowgraph.server._app import create_app
-from flowgraph.server._serve import serve
+from flowgraph.server._serve import running, serve
 
-__all__ = ["create_app", "serve"]
+__all__ = ["create_app", "running", "serve"]

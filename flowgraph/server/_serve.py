@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Mapping
+import socket
+import threading
+import time
+from collections.abc import Iterator, Mapping
 
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.graph import CompiledGraph, StateGraph
 from flowgraph.server._auth import is_loopback
 
-__all__ = ["TOKEN_ENV", "ExposureError", "serve"]
+__all__ = ["TOKEN_ENV", "ExposureError", "running", "serve"]
 
 TOKEN_ENV = "FLOWGRAPH_API_TOKEN"
 log = logging.getLogger("flowgraph.server")
@@ -58,3 +62,41 @@ def serve(
     check_exposure(host, token, allow_unauthenticated=allow_unauthenticated)
     app = create_app(graphs, checkpointer=checkpointer, auth_token=token)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=10)
+
+
+@contextlib.contextmanager
+def running(
+    graphs: Mapping[str, CompiledGraph | StateGraph],
+    *,
+    checkpointer: BaseCheckpointer | None = None,
+    port: int = 0,
+    auth_token: str | None = None,
+) -> Iterator[str]:
+    """Serve `graphs` on 127.0.0.1 from a background thread; yields the base URL.
+
+    For notebooks, scripts and tests that want the API and a client in one
+    process; `port=0` takes a free port. Leaving the block stops the server
+    (runs still going are asked to stop at their next step).
+    """
+    import uvicorn
+
+    from flowgraph.server._app import create_app
+
+    app = create_app(graphs, checkpointer=checkpointer, auth_token=auth_token)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))
+        sock.listen()
+        bound = sock.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("The server did not start; see the log above")
+            time.sleep(0.01)
+        try:
+            yield f"http://127.0.0.1:{bound}"
+        finally:
+            server.should_exit = True
+            thread.join(30)
