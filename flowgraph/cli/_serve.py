@@ -46,6 +46,11 @@ def add_serve_parser(command: argparse.ArgumentParser) -> None:
         help="require this token (x-api-key or Authorization: Bearer); also $FLOWGRAPH_API_TOKEN",
     )
     command.add_argument(
+        "--queue",
+        metavar="BROKER_URL",
+        help="hand runs to Celery workers (flowgraph.integrations.celery) on this broker",
+    )
+    command.add_argument(
         "--allow-unauthenticated",
         action="store_true",
         help="serve a non-loopback --host without a token (a proxy in front checks callers)",
@@ -73,6 +78,7 @@ def cmd_serve(args: argparse.Namespace, store: Store | None, console: Console) -
             port=args.port,
             auth_token=args.auth_token,
             allow_unauthenticated=args.allow_unauthenticated,
+            queue=args.queue,
         )
     except ExposureError as exc:
         raise UsageError(str(exc)) from exc

@@ -22,6 +22,7 @@ from flowgraph.server._context import ServerContext
 from flowgraph.server._executor import RunManager
 from flowgraph.server._graphs import GraphEntry, Graphs, assistant_uuid
 from flowgraph.server._http import DEFAULT_MAX_BODY, ApiError, json_response
+from flowgraph.server._queue import CeleryQueue
 from flowgraph.server._registry import open_registry
 
 __all__ = ["create_app"]
@@ -90,6 +91,7 @@ def create_app(
     auth_token: str | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     poll: float = 0.5,
+    queue: str | Any | None = None,
 ) -> Starlette:
     """An ASGI app serving `graphs` ({graph id: app}) with the LangGraph Server API.
 
@@ -98,7 +100,10 @@ def create_app(
     run records in the same store. With `auth_token` every API call needs
     it (`x-api-key` or `Authorization: Bearer`). `max_body` bounds request
     bodies (bytes); `poll` is how often (seconds) the server looks for
-    queued runs, stops asked by other processes and lost runs.
+    queued runs, stops asked by other processes and lost runs. `queue` (a
+    Celery broker URL, or a Celery app) hands runs to Celery workers running
+    `flowgraph.integrations.celery.make_thread_task` instead of running them
+    in this process.
     """
     if not graphs:
         raise ValueError("create_app() needs at least one graph: {'agent': app}")
@@ -119,7 +124,8 @@ def create_app(
         for graph_id, app in compiled.items()
     ]
     registry = open_registry(store)
-    manager = RunManager(Graphs(entries), registry, poll=poll)
+    celery = CeleryQueue(queue, [e.graph_id for e in entries]) if queue is not None else None
+    manager = RunManager(Graphs(entries), registry, poll=poll, queue=celery)
     context = ServerContext(Graphs(entries), store, registry, manager, max_body)
     manager.graphs = context.graphs
 

@@ -110,6 +110,10 @@ class ServerContext:
         """busy while a run holds the thread; else how the last run left it."""
         if await self.reg(self.registry.holder, record.thread_id) is not None:
             return "busy"
+        if self.runs.queue is not None:  # runs in Celery workers hold no claim here
+            runs = await self.reg(self.registry.runs_of, record.thread_id)
+            if any(r.status in ("pending", "running") for r in runs):
+                return "busy"
         if record.status in ("error", "interrupted"):
             return record.status
         if snapshot is not None and snapshot.interrupts:

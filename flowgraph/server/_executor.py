@@ -26,6 +26,7 @@ from typing import Any, TypeVar, get_args
 from flowgraph.graph import Command, CompiledGraph, StreamMode, StreamPart
 from flowgraph.server._graphs import GraphEntry, Graphs
 from flowgraph.server._http import ApiError, dumps
+from flowgraph.server._queue import QUEUE_OWNER, CeleryQueue
 from flowgraph.server._registry import FINISHED, Registry, RunRecord
 from flowgraph.server._rollback import roll_back
 from flowgraph.server._stream import Translator, engine_modes
@@ -99,10 +100,19 @@ class LocalRun:
 class RunManager:
     """The runs of one server process, over the registry every process shares."""
 
-    def __init__(self, graphs: Graphs, registry: Registry, *, poll: float = 0.5) -> None:
+    def __init__(
+        self,
+        graphs: Graphs,
+        registry: Registry,
+        *,
+        poll: float = 0.5,
+        queue: CeleryQueue | None = None,
+    ) -> None:
         self.graphs = graphs
         self.registry = registry
         self.poll = poll
+        self.queue = queue
+        """Set (`--queue`): runs go to Celery workers, and this process only tracks them."""
         self.local: dict[str, LocalRun] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[None] | None = None
@@ -141,6 +151,8 @@ class RunManager:
 
     async def submit(self, record: RunRecord) -> RunRecord:
         """Store a new run and start it if its thread is free (or queue it: multitask)."""
+        if self.queue is not None:
+            return await self._hand_over(record, self.queue)
         await self.reg(self.registry.put_run, record)
         strategy = record.multitask_strategy
         if strategy == "reject":
@@ -160,8 +172,57 @@ class RunManager:
         await self.kick(record.thread_id)
         return (await self.reg(self.registry.get_run, record.run_id)) or record
 
+    async def _hand_over(self, record: RunRecord, queue: CeleryQueue) -> RunRecord:
+        """Send the run to the Celery workers; this process only follows it."""
+        if record.multitask_strategy == "reject":
+            runs = await self.reg(self.registry.runs_of, record.thread_id)
+            if any(r.status in ("pending", "running") for r in runs):
+                raise ApiError(
+                    409,
+                    "Thread is already running a task. Wait for it to finish or choose a "
+                    "different multitask strategy.",
+                )
+        entry = self.graphs.get(record.graph_id)
+        input, _ = self._input(entry, record)
+        record.owner = QUEUE_OWNER
+        await self.reg(self.registry.put_run, record)
+        await asyncio.to_thread(queue.send, entry, record, input)
+        return record
+
+    async def _follow_queued(self, queue: CeleryQueue) -> None:
+        """Bring the records of runs the workers execute up to date (see `_queue`)."""
+        for status in ("pending", "running"):
+            for record in await self.reg(self.registry.runs_with, status, owner=QUEUE_OWNER):
+                entry = self.graphs.find(record.graph_id)
+                if entry is None:
+                    continue
+                state, failure = await asyncio.to_thread(queue.state, record.run_id)
+                snapshot = await asyncio.to_thread(entry.app.get_state, record.thread_id)
+                head_run = snapshot.metadata.get("run_id") if snapshot.checkpoint_id else None
+                ours = head_run == record.run_id
+                stopped = not snapshot.next or bool(snapshot.interrupts)
+                thread_status = "interrupted" if snapshot.interrupts else "idle"
+                if state == "FAILURE":
+                    error = {"error": "WorkerError", "message": failure or "the task failed"}
+                    await self.reg(self.registry.update_run, record.run_id, status="error",
+                                   error=error)  # fmt: skip
+                    await self.reg(self.registry.update_thread, record.thread_id,
+                                   status="error", error=error)  # fmt: skip
+                elif (
+                    state == "SUCCESS"
+                    or (ours and stopped)
+                    or (status == "running" and head_run is not None and not ours)
+                ):
+                    await self.reg(self.registry.update_run, record.run_id, status="success")
+                    await self.reg(self.registry.update_thread, record.thread_id,
+                                   status=thread_status, error=None)  # fmt: skip
+                elif status == "pending" and (ours or state in ("STARTED", "RETRY")):
+                    await self.reg(self.registry.update_run, record.run_id, status="running")
+
     async def kick(self, thread_id: str) -> None:
         """Start the thread's next pending run, if the thread can be claimed."""
+        if self.queue is not None:
+            return  # the workers run them
         runs = await self.reg(self.registry.runs_of, thread_id)
         pending = [r for r in runs if r.status == "pending" and self.graphs.find(r.graph_id)]
         if not pending:
@@ -363,6 +424,8 @@ class RunManager:
 
     async def sweep(self) -> None:
         now = time.time()
+        if self.queue is not None:
+            await self._follow_queued(self.queue)
         mine = [r for r in self.local.values() if not r.done.is_set()]
         if mine:
             asked = await self.reg(self.registry.stops_asked)

@@ -289,7 +289,7 @@ class Registry:
 
     def is_lost(self, run: RunRecord, now: float | None = None) -> bool:
         """A `running` run whose process is gone (dead pid here, or a stale heartbeat)."""
-        if run.status != "running":
+        if run.status != "running" or run.owner == "queue:celery":  # Celery redelivers those
             return False
         now = time.time() if now is None else now
         if run.owner == self.owner:

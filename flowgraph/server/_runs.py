@@ -29,6 +29,7 @@ from flowgraph.server._http import (
     query_int,
     read_body,
 )
+from flowgraph.server._queue import UNSUPPORTED
 from flowgraph.server._registry import FINISHED, RunRecord, ThreadRecord
 from flowgraph.server._stream import STREAM_MODES, encode_sse
 from flowgraph.server._wire import input_from_wire, interrupt_to_wire, to_wire
@@ -115,6 +116,8 @@ async def _new_run(server: ServerContext, request: Request, thread_id: str | Non
     body.integer("after_seconds", 0)
     body.obj("context")
 
+    if server.runs.queue is not None:
+        _check_queueable(body, strategy)
     thread_id = thread_id or new_id()
     thread_meta = {"graph_id": entry.graph_id, "assistant_id": entry.assistant_id}
     existing = await server.find_thread(thread_id)
@@ -165,6 +168,29 @@ async def _new_run(server: ServerContext, request: Request, thread_id: str | Non
         },
     )
     return await server.runs.submit(record)
+
+
+def _check_queueable(body: Fields, strategy: str) -> None:
+    """422 for what a Celery worker's task cannot do (`--queue`)."""
+    for key in (*UNSUPPORTED, "checkpoint"):
+        if body.has(key):
+            raise ApiError(
+                422,
+                f"Field '{key}' is not supported for runs handed to Celery "
+                "(--queue): the workers' task takes an input or a resume value",
+            )
+    if body.nested("command").has("update"):
+        raise ApiError(
+            422,
+            "Field 'command.update' is not supported for runs handed to Celery "
+            "(--queue); update the thread's state first",
+        )
+    if strategy in ("interrupt", "rollback"):
+        raise ApiError(
+            422,
+            f"Field 'multitask_strategy': {strategy!r} is not supported for "
+            "runs handed to Celery (--queue): a worker's run cannot be stopped",
+        )
 
 
 def _locations(record: RunRecord, tail: str) -> dict[str, str]:
@@ -427,7 +453,16 @@ async def cancel_run(request: Request) -> Response:
         raise ApiError(
             422, f"Query parameter 'action' is {action!r}; expected interrupt or rollback"
         )
+    queue = server.runs.queue
+    if queue is not None and record.status == "running":
+        raise ApiError(
+            409,
+            f"Run {record.run_id} is running in a Celery worker (--queue), "
+            "which cannot stop it; wait for it to end",
+        )
     if record.status == "pending":
+        if queue is not None:
+            await server.reg(queue.app.control.revoke, record.run_id)
         if action == "rollback":
             await server.reg(server.registry.delete_run, record.run_id)
         else:

@@ -52,6 +52,7 @@ def serve(
     auth_token: str | None = None,
     allow_unauthenticated: bool = False,
     log_level: str = "info",
+    queue: str | None = None,
 ) -> None:
     """Serve `graphs` until interrupted (Ctrl-C or SIGTERM stop it cleanly)."""
     import uvicorn
@@ -60,7 +61,7 @@ def serve(
 
     token = auth_token or os.environ.get(TOKEN_ENV) or None
     check_exposure(host, token, allow_unauthenticated=allow_unauthenticated)
-    app = create_app(graphs, checkpointer=checkpointer, auth_token=token)
+    app = create_app(graphs, checkpointer=checkpointer, auth_token=token, queue=queue)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=10)
 
 

@@ -111,3 +111,21 @@ _configured.add_node("greet", greet)
 _configured.add_edge(START, "greet")
 _configured.add_edge("greet", END)
 configured = _configured.compile()
+
+
+def where(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [AIMessage(f"ran in process {os.getpid()}")]}
+
+
+def confirm(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [AIMessage(f"confirmed: {interrupt('Confirm?')}")]}
+
+
+whoami_graph = StateGraph(MessagesState)
+"""Uncompiled, for Celery workers (`make_thread_task` compiles it with the shared store)."""
+whoami_graph.add_node("where", where)
+whoami_graph.add_node("confirm", confirm)
+whoami_graph.add_edge(START, "where")
+whoami_graph.add_edge("where", "confirm")
+whoami_graph.add_edge("confirm", END)
+whoami = whoami_graph.compile()
