@@ -24,6 +24,7 @@ from flowgraph.errors import (
     RateLimitError,
     SerializationError,
     ServerError,
+    StoreError,
     ToolError,
 )
 from flowgraph.graph import (
@@ -92,7 +93,7 @@ from flowgraph.nodes import (
 from flowgraph.prompts import PromptTemplate, SystemPromptTemplate
 from flowgraph.reducers import MessageList, add_messages
 from flowgraph.state import MessagesState
-from flowgraph.tools import InjectedState, InjectedToolCallId, Tool, tool
+from flowgraph.tools import InjectedState, InjectedStore, InjectedToolCallId, Tool, tool
 
 if _typing.TYPE_CHECKING:
     from flowgraph.models import (
@@ -204,6 +205,7 @@ __all__ = [
     "HumanMessage",
     "ImagePart",
     "InjectedState",
+    "InjectedStore",
     "InjectedToolCallId",
     "Interrupt",
     "InvalidMessageError",
@@ -236,6 +238,7 @@ __all__ = [
     "ServerError",
     "StateGraph",
     "StateSnapshot",
+    "StoreError",
     "StreamMode",
     "StreamPart",
     "SystemMessage",

@@ -9,7 +9,7 @@ outside a run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +18,10 @@ from flowgraph.errors import BudgetExceededError
 __all__ = [
     "RunUsage",
     "TaskScope",
+    "bind_store",
     "charge_model_call",
     "charge_tool_calls",
+    "current_store",
     "current_task",
     "emit",
     "listening",
@@ -153,3 +155,23 @@ def emit(mode: str, data: Any) -> None:
     scope = current_task.get()
     if scope is not None and scope.emit is not None:
         scope.emit(mode, data)
+
+
+current_store: ContextVar[Any] = ContextVar("flowgraph_current_store", default=None)
+"""The long-term store of the running graph (a `flowgraph.store.BaseStore`), or None.
+
+Typed `Any` because the store lives in a higher layer; `InjectedStore` tool
+parameters and `flowgraph.store.get_store()` read it."""
+
+
+def bind_store(store: Any) -> Token[Any]:
+    """Make `store` the long-term store of everything that runs in this context from now on.
+
+    The engine calls it when a run of a graph compiled with a store starts,
+    before any node runs, and `current_store.reset(token)` with the returned
+    token when the run ends. Tasks and worker threads started afterwards copy
+    the context, so every node, tool and subgraph of the run sees the store;
+    a subgraph compiled without a store of its own keeps its parent's. Passing
+    None hides an outer run's store from this context.
+    """
+    return current_store.set(store)

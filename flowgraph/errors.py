@@ -13,6 +13,7 @@ context that located it (node, key, tool call id, thread) as attributes::
     ├── SerializationError         (TypeError)     a value the codec cannot encode
     ├── DeserializationError       (ValueError)    bytes the codec cannot decode
     ├── DiagramError               (ValueError)    a diagram that cannot be drawn
+    ├── StoreError                 (ValueError)    a long-term store request it cannot serve
     ├── ToolError                  (RuntimeError)  a tool failed (handle_errors=False)
     └── ModelError                 (RuntimeError)  a chat model call failed
         ├── AuthenticationError        401
@@ -49,6 +50,7 @@ __all__ = [
     "RateLimitError",
     "SerializationError",
     "ServerError",
+    "StoreError",
     "ToolError",
 ]
 
@@ -106,11 +108,15 @@ class BudgetExceededError(FlowgraphError, RuntimeError):
 
 
 class ConcurrentRunError(FlowgraphError, RuntimeError):
-    """Another run wrote to the same thread first; this run's step was not stored."""
+    """Another run holds (or wrote to) the same thread; nothing of this run was stored.
 
-    def __init__(self, message: str, *, thread_id: str) -> None:
+    `run_id` names the run that holds the thread, when it is known.
+    """
+
+    def __init__(self, message: str, *, thread_id: str, run_id: str | None = None) -> None:
         super().__init__(message)
         self.thread_id = thread_id
+        self.run_id = run_id
 
 
 class SerializationError(FlowgraphError, TypeError):
@@ -132,6 +138,18 @@ class DiagramError(FlowgraphError, ValueError):
     def __init__(self, message: str, *, thread_id: str | None = None) -> None:
         super().__init__(message)
         self.thread_id = thread_id
+
+
+class StoreError(FlowgraphError, ValueError):
+    """A long-term store request that cannot be served: a bad namespace, key, value,
+    filter, or an embedding that does not fit the store's index."""
+
+    def __init__(
+        self, message: str, *, namespace: tuple[str, ...] | None = None, key: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.namespace = namespace
+        self.key = key
 
 
 class ToolError(FlowgraphError, RuntimeError):

@@ -98,6 +98,13 @@ EXPECTED = {
         "thread idle, 4 messages, 5 checkpoints",
         "runs: ['success', 'success']",
     ],
+    "remember_preferences.py": [
+        "  remember -> saved diet",
+        "  recall -> diet: vegetarian; seat: window seat",
+        "[friday] agent > Booked Lisbon on Friday: window seat, vegetarian meal.",
+        "'friday' holds 4 messages, none of 'monday'; the store in example.db:",
+        "  ('users', 'ada', 'preferences') 'seat': {'topic': 'seat', 'preference': 'window seat'}",
+    ],
     "celery_workers.py": [
         # offline there is no broker: it says how to run it instead of failing
         "No broker: set FLOWGRAPH_BROKER_URL",

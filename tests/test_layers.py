@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "flowgraph.prompts": 2,
     "flowgraph.models": 3,
     "flowgraph.checkpoint": 3,
+    "flowgraph.store": 3,
     "flowgraph.graph": 4,
     "flowgraph.nodes": 5,
     "flowgraph.viz": 5,
@@ -33,6 +34,7 @@ LAYERS: dict[str, int] = {
 }
 SIBLINGS_APART = [
     {"flowgraph.models", "flowgraph.checkpoint"},
+    {"flowgraph.models", "flowgraph.store"},
     {"flowgraph.nodes", "flowgraph.viz"},
 ]
 

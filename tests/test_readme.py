@@ -58,6 +58,12 @@ MIGRATION_NAMES = [
     "flowgraph.checkpoint.SQLiteCheckpointer",
     "flowgraph.checkpoint.postgres.PostgresCheckpointer",
     "flowgraph.checkpoint.redis.RedisCheckpointer",
+    "InjectedStore",
+    "flowgraph.store.InMemoryStore",
+    "flowgraph.store.SQLiteStore",
+    "flowgraph.store.PostgresStore",
+    "flowgraph.store.RedisStore",
+    "flowgraph.store.open_store",
 ]
 """What the migration table maps LangGraph's names to: each must exist and be named there."""
 MIGRATION_KEYWORDS: list[tuple[Callable[..., Any], list[str]]] = [

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "ACQUIRE_LEASE",
     "CHAIN",
     "FORGET",
     "HISTORY",
@@ -30,6 +31,8 @@ __all__ = [
     "PURGE_INDEX",
     "PUT",
     "PUT_PENDING",
+    "RELEASE_LEASE",
+    "RENEW_LEASE",
     "THREAD_KEYS",
 ]
 
@@ -189,4 +192,34 @@ for i = 1, #ARGV, 2 do
   end
 end
 return gone
+"""
+
+# A thread's lease is a hash (run, owner) of its own, beside the thread's keys (same hash
+# tag) but with its own expiry: the server's clock ends a lease nobody renews.
+
+ACQUIRE_LEASE: Final = """
+-- KEYS: lease; ARGV: run owner lease_ms takeover
+local run = redis.call('HGET', KEYS[1], 'run')
+if run and run ~= ARGV[4] then
+  return {0, run, redis.call('HGET', KEYS[1], 'owner'), redis.call('PTTL', KEYS[1])}
+end
+redis.call('HSET', KEYS[1], 'run', ARGV[1], 'owner', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1}
+"""
+
+RENEW_LEASE: Final = """
+-- KEYS: lease; ARGV: run lease_ms
+if redis.call('HGET', KEYS[1], 'run') == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+RELEASE_LEASE: Final = """
+-- KEYS: lease; ARGV: run
+if redis.call('HGET', KEYS[1], 'run') == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
 """

@@ -23,12 +23,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from flowgraph.checkpoint._lease import DEFAULT_LEASE_S, ThreadLease
 from flowgraph.errors import ConcurrentRunError, DeserializationError
 
 __all__ = [
     "BaseCheckpointer",
     "CheckpointRecord",
     "PendingWrite",
+    "ThreadLease",
     "chain_from_rows",
     "concurrent_run_error",
     "kept_after_prune",
@@ -165,6 +167,9 @@ class BaseCheckpointer(ABC):
     may override them.
     """
 
+    lease_s: float = DEFAULT_LEASE_S
+    """Seconds a thread's lease outlives its holder's last renewal (see `acquire_lease`)."""
+
     # -- writing ------------------------------------------------------------------
 
     @abstractmethod
@@ -219,6 +224,39 @@ class BaseCheckpointer(ABC):
     @abstractmethod
     def threads(self) -> list[str]:
         """Every thread id, sorted."""
+
+    # -- leases: one run per thread ---------------------------------------------------
+
+    @abstractmethod
+    def acquire_lease(
+        self,
+        thread_id: str,
+        run_id: str,
+        owner: str,
+        lease_s: float,
+        *,
+        takeover: str | None = None,
+    ) -> ThreadLease | None:
+        """Take the thread for `run_id` for `lease_s` seconds, atomically; None when taken.
+
+        Taken when the thread has no lease, its lease expired (by the store's
+        own clock where it has one), or it is held by run `takeover` (a holder
+        the caller found dead). Otherwise nothing changes and the live lease
+        that holds the thread is returned. A run never re-takes its own lease:
+        a second delivery of the same run is refused like any other run.
+        """
+
+    @abstractmethod
+    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
+        """Push `run_id`'s lease `lease_s` seconds on; False if it no longer holds the thread."""
+
+    @abstractmethod
+    def release_lease(self, thread_id: str, run_id: str) -> None:
+        """Give the thread back, if `run_id` still holds it (otherwise do nothing)."""
+
+    @abstractmethod
+    def read_lease(self, thread_id: str) -> ThreadLease | None:
+        """The thread's unexpired lease, or None when no run holds it."""
 
     # -- housekeeping -------------------------------------------------------------
 
@@ -282,3 +320,22 @@ class BaseCheckpointer(ABC):
 
     async def apending(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
         return await asyncio.to_thread(self.pending, thread_id, checkpoint_id)
+
+    async def aacquire_lease(
+        self,
+        thread_id: str,
+        run_id: str,
+        owner: str,
+        lease_s: float,
+        *,
+        takeover: str | None = None,
+    ) -> ThreadLease | None:
+        return await asyncio.to_thread(
+            self.acquire_lease, thread_id, run_id, owner, lease_s, takeover=takeover
+        )
+
+    async def arelease_lease(self, thread_id: str, run_id: str) -> None:
+        await asyncio.to_thread(self.release_lease, thread_id, run_id)
+
+    async def aread_lease(self, thread_id: str) -> ThreadLease | None:
+        return await asyncio.to_thread(self.read_lease, thread_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -10,6 +11,7 @@ from flowgraph.checkpoint.base import (
     BaseCheckpointer,
     CheckpointRecord,
     PendingWrite,
+    ThreadLease,
     chain_from_rows,
     concurrent_run_error,
     kept_after_prune,
@@ -32,9 +34,13 @@ class MemoryCheckpointer(BaseCheckpointer):
     is_nonblocking = True
     """Its calls never wait on I/O, so the engine calls them directly from async code."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, lease_s: float | None = None) -> None:
         self._threads: dict[str, _Thread] = {}
+        self._leases: dict[str, tuple[str, str, float]] = {}
+        """thread id -> (run id, owner, expiry on the monotonic clock)."""
         self._lock = threading.Lock()
+        if lease_s is not None:
+            self.lease_s = lease_s
 
     def put(
         self,
@@ -127,6 +133,57 @@ class MemoryCheckpointer(BaseCheckpointer):
                 thread.pending.pop(cid, None)
             return len(dropped)
 
+    # -- leases (the monotonic clock: this store lives in one process) --------------
+
+    def acquire_lease(
+        self,
+        thread_id: str,
+        run_id: str,
+        owner: str,
+        lease_s: float,
+        *,
+        takeover: str | None = None,
+    ) -> ThreadLease | None:
+        now = time.monotonic()
+        with self._lock:
+            held = self._leases.get(thread_id)
+            if held is None or held[2] <= now or held[0] == takeover:
+                self._leases[thread_id] = (run_id, owner, now + lease_s)
+                return None
+            return self._lease(thread_id, held, now)
+
+    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            held = self._leases.get(thread_id)
+            if held is None or held[0] != run_id:
+                return False
+            self._leases[thread_id] = (run_id, held[1], now + lease_s)
+            return True
+
+    def release_lease(self, thread_id: str, run_id: str) -> None:
+        with self._lock:
+            held = self._leases.get(thread_id)
+            if held is not None and held[0] == run_id:
+                del self._leases[thread_id]
+
+    def read_lease(self, thread_id: str) -> ThreadLease | None:
+        now = time.monotonic()
+        with self._lock:
+            held = self._leases.get(thread_id)
+        if held is None or held[2] <= now:
+            return None
+        return self._lease(thread_id, held, now)
+
+    @staticmethod
+    def _lease(thread_id: str, held: tuple[str, str, float], now: float) -> ThreadLease:
+        return ThreadLease(
+            thread_id=thread_id,
+            run_id=held[0],
+            owner=held[1],
+            expires_at=time.time() + held[2] - now,
+        )
+
     def forget_messages(self, thread_id: str, keep: set[str]) -> int:
         with self._lock:
             thread = self._threads.get(thread_id)
@@ -167,3 +224,20 @@ class MemoryCheckpointer(BaseCheckpointer):
 
     async def apending(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
         return self.pending(thread_id, checkpoint_id)
+
+    async def aacquire_lease(
+        self,
+        thread_id: str,
+        run_id: str,
+        owner: str,
+        lease_s: float,
+        *,
+        takeover: str | None = None,
+    ) -> ThreadLease | None:
+        return self.acquire_lease(thread_id, run_id, owner, lease_s, takeover=takeover)
+
+    async def arelease_lease(self, thread_id: str, run_id: str) -> None:
+        self.release_lease(thread_id, run_id)
+
+    async def aread_lease(self, thread_id: str) -> ThreadLease | None:
+        return self.read_lease(thread_id)

@@ -44,6 +44,7 @@ from flowgraph.checkpoint.base import (
     BaseCheckpointer,
     CheckpointRecord,
     PendingWrite,
+    ThreadLease,
     chain_from_rows,
     concurrent_run_error,
     kept_after_prune,
@@ -63,7 +64,7 @@ __all__ = ["SCHEMA_VERSION", "PostgresCheckpointer"]
 _T = TypeVar("_T")
 _Conn = psycopg.Connection[tuple[Any, ...]]
 
-_TABLES = ("threads", "checkpoints", "messages", "pending")
+_TABLES = ("threads", "checkpoints", "messages", "pending", "leases")
 """Table names after the `flowgraph_` prefix, inside the configured schema."""
 
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -95,6 +96,13 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (  # 2: chain() selects a step range of one thread; index it
         "CREATE INDEX flowgraph_checkpoints_by_step ON {s}.flowgraph_checkpoints (thread_id, step)",
+    ),
+    (  # 3: the run that holds each busy thread; expiry by the server's clock
+        """CREATE TABLE {s}.flowgraph_leases (
+            thread_id text COLLATE "C" PRIMARY KEY,
+            run_id text COLLATE "C" NOT NULL,
+            owner text NOT NULL,
+            expires_at timestamptz NOT NULL)""",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -150,6 +158,7 @@ class PostgresCheckpointer(BaseCheckpointer):
         min_size: int = 1,
         max_size: int = 10,
         timeout: float = 30.0,
+        lease_s: float | None = None,
     ) -> None:
         if not _IDENTIFIER.fullmatch(schema):
             raise ValueError(
@@ -162,6 +171,8 @@ class PostgresCheckpointer(BaseCheckpointer):
                 "need 0 <= min_size <= max_size and max_size >= 1"
             )
         self.dsn = dsn
+        if lease_s is not None:
+            self.lease_s = lease_s
         self.schema = schema
         self.min_size = min_size
         self.max_size = max_size
@@ -338,6 +349,54 @@ class PostgresCheckpointer(BaseCheckpointer):
         params = (thread_id, checkpoint_id, list(latest), list(latest.values()))
         self._run(lambda conn: conn.execute(self._sql.put_pending, params))
 
+    # -- leases (expiry by the server's clock, so hosts' clocks need not agree) -------
+
+    def acquire_lease(
+        self,
+        thread_id: str,
+        run_id: str,
+        owner: str,
+        lease_s: float,
+        *,
+        takeover: str | None = None,
+    ) -> ThreadLease | None:
+        params = {
+            "thread": thread_id,
+            "run": run_id,
+            "owner": owner,
+            "lease": lease_s,
+            "takeover": takeover,
+        }
+        while True:
+            row = self._run(lambda conn: conn.execute(self._sql.acquire_lease, params).fetchone())
+            assert row is not None  # the count is always there
+            taken, holder, holder_owner, expires_at = row
+            if taken:
+                return None
+            if holder is not None:
+                return ThreadLease(
+                    thread_id=thread_id,
+                    run_id=str(holder),
+                    owner=str(holder_owner),
+                    expires_at=float(expires_at),
+                )
+            # the holder committed after this statement's snapshot was taken: ask again
+
+    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
+        params = {"thread": thread_id, "run": run_id, "lease": lease_s}
+        return bool(self._run(lambda conn: conn.execute(self._sql.renew_lease, params).rowcount))
+
+    def release_lease(self, thread_id: str, run_id: str) -> None:
+        self._run(lambda conn: conn.execute(self._sql.release_lease, (thread_id, run_id)))
+
+    def read_lease(self, thread_id: str) -> ThreadLease | None:
+        row = self._run(lambda conn: conn.execute(self._sql.read_lease, (thread_id,)).fetchone())
+        if row is None:
+            return None
+        return ThreadLease(
+            thread_id=thread_id, run_id=str(row[0]), owner=str(row[1]), expires_at=float(row[2])
+        )
+
     # -- reading ------------------------------------------------------------------
 
     def head(self, thread_id: str) -> str | None:
@@ -446,6 +505,28 @@ class _Statements:
     def __init__(self, s: str) -> None:
         threads, checkpoints = f"{s}.flowgraph_threads", f"{s}.flowgraph_checkpoints"
         messages, pending = f"{s}.flowgraph_messages", f"{s}.flowgraph_pending"
+        leases = f"{s}.flowgraph_leases"
+        expiry = "clock_timestamp() + %(lease)s::float8 * interval '1 second'"
+        # the outer SELECT sees the row as it was before the INSERT: the holder when not taken
+        self.acquire_lease = (
+            f"WITH taken AS (INSERT INTO {leases} AS l (thread_id, run_id, owner, expires_at) "
+            f"VALUES (%(thread)s, %(run)s, %(owner)s, {expiry}) ON CONFLICT (thread_id) "
+            "DO UPDATE SET run_id = excluded.run_id, owner = excluded.owner, "
+            "expires_at = excluded.expires_at WHERE l.expires_at <= clock_timestamp() "
+            "OR l.run_id = %(takeover)s::text RETURNING 1) "
+            "SELECT (SELECT count(*) FROM taken), h.run_id, h.owner, "
+            "extract(epoch FROM h.expires_at)::float8 "
+            f"FROM (SELECT 1) AS one LEFT JOIN {leases} AS h ON h.thread_id = %(thread)s"
+        )
+        self.renew_lease = (
+            f"UPDATE {leases} SET expires_at = {expiry} "
+            "WHERE thread_id = %(thread)s AND run_id = %(run)s"
+        )
+        self.release_lease = f"DELETE FROM {leases} WHERE thread_id = %s AND run_id = %s"
+        self.read_lease = (
+            f"SELECT run_id, owner, extract(epoch FROM expires_at)::float8 FROM {leases} "
+            "WHERE thread_id = %s AND expires_at > clock_timestamp()"
+        )
         # One statement per step: the CTEs after `moved` act only if the head moved.
         rest = (
             f", saved AS (INSERT INTO {checkpoints} ({_COLUMNS}) "

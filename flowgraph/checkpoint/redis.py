@@ -27,6 +27,7 @@ from flowgraph.checkpoint.base import (
     BaseCheckpointer,
     CheckpointRecord,
     PendingWrite,
+    ThreadLease,
     chain_from_rows,
     concurrent_run_error,
     kept_after_prune,
@@ -72,6 +73,13 @@ _FORGET = _Script(scripts.FORGET)
 _HISTORY = _Script(scripts.HISTORY)
 _CHAIN = _Script(scripts.CHAIN)
 _PURGE_INDEX = _Script(scripts.PURGE_INDEX)
+_ACQUIRE_LEASE = _Script(scripts.ACQUIRE_LEASE)
+_RENEW_LEASE = _Script(scripts.RENEW_LEASE)
+_RELEASE_LEASE = _Script(scripts.RELEASE_LEASE)
+
+
+def _ms(seconds: float) -> str:
+    return str(max(1, math.ceil(seconds * 1000)))
 
 
 def _tag(thread_id: str) -> str:
@@ -167,6 +175,7 @@ class RedisCheckpointer(BaseCheckpointer):
         prefix: str = DEFAULT_PREFIX,
         max_connections: int = 50,
         pool_timeout: float = 20.0,
+        lease_s: float | None = None,
         **options: Any,
     ) -> None:
         if ttl is not None and not ttl > 0:
@@ -179,6 +188,8 @@ class RedisCheckpointer(BaseCheckpointer):
         if options.get("decode_responses"):
             raise ValueError("decode_responses=True cannot be used: records and messages are bytes")
         self.ttl = ttl
+        if lease_s is not None:
+            self.lease_s = lease_s
         self.prefix = prefix
         self._ttl_ms = "0" if ttl is None else str(max(1, math.ceil(ttl * 1000)))
         options.setdefault("retry", Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.05), 3))
@@ -202,6 +213,9 @@ class RedisCheckpointer(BaseCheckpointer):
 
     def _keys(self, thread_id: str) -> list[str]:
         return list(self.thread_keys(thread_id).values())
+
+    def _lease_key(self, thread_id: str) -> str:
+        return f"{self.prefix}{{{_tag(thread_id)}}}:lease"
 
     def close(self) -> None:
         """Disconnect every pooled connection (a later call opens new ones)."""
@@ -285,6 +299,53 @@ class RedisCheckpointer(BaseCheckpointer):
                 f"The pending writes of checkpoint {checkpoint_id!r} of thread {thread_id!r} "
                 "are damaged in Redis; delete the thread or restore it"
             ) from exc
+
+    # -- leases (expiry by the server's clock, so hosts' clocks need not agree) -------
+
+    def acquire_lease(
+        self,
+        thread_id: str,
+        run_id: str,
+        owner: str,
+        lease_s: float,
+        *,
+        takeover: str | None = None,
+    ) -> ThreadLease | None:
+        reply = _ACQUIRE_LEASE(
+            self.client,
+            [self._lease_key(thread_id)],
+            [run_id, owner, _ms(lease_s), takeover if takeover is not None else ""],
+        )
+        if reply[0] == 1:
+            return None
+        _, holder, holder_owner, left_ms = reply
+        return ThreadLease(
+            thread_id=thread_id,
+            run_id=_text(holder),
+            owner=_text(holder_owner or b""),
+            expires_at=time.time() + max(int(left_ms), 0) / 1000,
+        )
+
+    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
+        return bool(_RENEW_LEASE(self.client, [self._lease_key(thread_id)], [run_id, _ms(lease_s)]))
+
+    def release_lease(self, thread_id: str, run_id: str) -> None:
+        _RELEASE_LEASE(self.client, [self._lease_key(thread_id)], [run_id])
+
+    def read_lease(self, thread_id: str) -> ThreadLease | None:
+        key = self._lease_key(thread_id)
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.hmget(key, ["run", "owner"])
+            pipe.pttl(key)
+            (run, owner), left_ms = pipe.execute()
+        if run is None or int(left_ms) <= 0:
+            return None
+        return ThreadLease(
+            thread_id=thread_id,
+            run_id=_text(run),
+            owner=_text(owner or b""),
+            expires_at=time.time() + int(left_ms) / 1000,
+        )
 
     # -- reading ------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from flowgraph.checkpoint.base import (
     BaseCheckpointer,
     CheckpointRecord,
     PendingWrite,
+    ThreadLease,
     chain_from_rows,
     concurrent_run_error,
     kept_after_prune,
@@ -35,7 +36,7 @@ from flowgraph.errors import DeserializationError
 
 __all__ = ["SQLiteCheckpointer"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _TABLES = {
     "threads": """
         thread_id TEXT PRIMARY KEY,
@@ -60,6 +61,11 @@ _TABLES = {
         task_index INTEGER NOT NULL,
         payload BLOB NOT NULL,
         PRIMARY KEY (thread_id, checkpoint_id, task_index)""",
+    "leases": """
+        thread_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        expires_at REAL NOT NULL""",
 }
 """Schema 3: a step appends as few bytes to the WAL as it can. Each WAL page is
 written twice (at commit, then by the next WAL checkpoint, whose copy and fsync
@@ -70,8 +76,9 @@ b-tree each, not a rowid table plus a key index). Checkpoints stay a rowid table
 appended in rowid order its pages fill up, where a clustered one splits mid-tree
 and spills payloads of a few hundred bytes to overflow pages. A thread's row is
 written when it is created, not by every step: `head` is NULL while the newest
-checkpoint id is the head (schema 2 rewrote the row, one more page, each step)."""
-_CLUSTERED = frozenset({"threads", "messages", "pending"})
+checkpoint id is the head (schema 2 rewrote the row, one more page, each step).
+Schema 4 adds `leases`: the run that holds each busy thread (no row: idle)."""
+_CLUSTERED = frozenset({"threads", "messages", "pending", "leases"})
 PAGE_SIZE = 2048
 """For new files (an existing file keeps its own). Per ReAct step, in WAL bytes and
 file growth: 4 KiB pages ~25 KB and ~970 B, 2 KiB ~15 KB and ~1,060 B, 1 KiB ~9 KB
@@ -121,15 +128,22 @@ a statement that usually deletes nothing is not run)."""
 
 
 def _upgrade(db: sqlite3.Connection, version: int) -> None:
-    """Create the tables of a new file, or rebuild an older file's as schema 3, data kept.
+    """Create the tables of a new file, or bring an older file's to schema 4, data kept.
 
     Runs in the opener's write transaction, so a crash leaves the old schema
     whole and two processes opening one old file migrate it once.
     """
     # schema 1: each table a rowid b-tree plus its primary-key index, and an index on
     # (thread_id, step); schema 2: threads(thread_id, head NOT NULL, updated_at), the
-    # head rewritten by each step. The other tables' columns never changed.
-    rebuilt = list(_TABLES) if version == 1 else ["threads"] if version == 2 else []
+    # head rewritten by each step; schema 3 had no leases table (created below). The
+    # other tables' columns never changed.
+    rebuilt = (
+        ["threads", "checkpoints", "messages", "pending"]
+        if version == 1
+        else ["threads"]
+        if version == 2
+        else []
+    )
     for table in rebuilt:
         db.execute(f"ALTER TABLE {table} RENAME TO {table}_v{version}")
     for table, columns in _TABLES.items():
@@ -192,8 +206,17 @@ class _Transaction:
 class SQLiteCheckpointer(BaseCheckpointer):
     """Checkpoints in a SQLite file (created if missing, schema migrated on open)."""
 
-    def __init__(self, path: str | Path, *, durable: bool = False, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        durable: bool = False,
+        timeout: float = 30.0,
+        lease_s: float | None = None,
+    ) -> None:
         self.path = str(path)
+        if lease_s is not None:
+            self.lease_s = lease_s
         self.durable = durable
         self.timeout = timeout
         self._local = threading.local()
@@ -312,6 +335,59 @@ class SQLiteCheckpointer(BaseCheckpointer):
                 "VALUES (?, ?, ?, ?)",
                 [(thread_id, checkpoint_id, w.task_index, w.payload) for w in writes],
             )
+
+    # -- leases (the machine's wall clock: every process on one file shares it) ------
+
+    def acquire_lease(
+        self,
+        thread_id: str,
+        run_id: str,
+        owner: str,
+        lease_s: float,
+        *,
+        takeover: str | None = None,
+    ) -> ThreadLease | None:
+        now = time.time()
+        with self._write() as db:
+            taken = db.execute(
+                "INSERT INTO leases (thread_id, run_id, owner, expires_at) VALUES (?1, ?2, ?3, ?4) "
+                "ON CONFLICT (thread_id) DO UPDATE SET run_id = ?2, owner = ?3, expires_at = ?4 "
+                "WHERE leases.expires_at <= ?5 OR leases.run_id = ?6",
+                (thread_id, run_id, owner, now + lease_s, now, takeover),
+            ).rowcount
+            if taken:
+                return None
+            row = db.execute(
+                "SELECT run_id, owner, expires_at FROM leases WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+        return ThreadLease(thread_id=thread_id, run_id=row[0], owner=row[1], expires_at=row[2])
+
+    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
+        with self._write() as db:
+            return bool(
+                db.execute(
+                    "UPDATE leases SET expires_at = ? WHERE thread_id = ? AND run_id = ?",
+                    (time.time() + lease_s, thread_id, run_id),
+                ).rowcount
+            )
+
+    def release_lease(self, thread_id: str, run_id: str) -> None:
+        with self._write() as db:
+            db.execute("DELETE FROM leases WHERE thread_id = ? AND run_id = ?", (thread_id, run_id))
+
+    def read_lease(self, thread_id: str) -> ThreadLease | None:
+        row = (
+            self._db()
+            .execute(
+                "SELECT run_id, owner, expires_at FROM leases "
+                "WHERE thread_id = ? AND expires_at > ?",
+                (thread_id, time.time()),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        return ThreadLease(thread_id=thread_id, run_id=row[0], owner=row[1], expires_at=row[2])
 
     # -- reading ------------------------------------------------------------------
 

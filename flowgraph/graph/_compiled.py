@@ -23,6 +23,7 @@ from flowgraph._ids import deterministic_id_factory, random_scope_key, scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._bridge import iterate_sync, run_sync
 from flowgraph.graph._interrupt import GraphInterrupt, Pause
+from flowgraph.graph._lease import active_run, claim, release, reserved_lease
 from flowgraph.graph._persist import (
     Cursor,
     Saver,
@@ -33,7 +34,6 @@ from flowgraph.graph._persist import (
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, SubgraphWrites, run_loop, start_tasks
 from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
-from flowgraph.graph._turns import ThreadTurns
 from flowgraph.graph._types import START, Budget, StateSnapshot, StreamMode, StreamPart
 
 if TYPE_CHECKING:
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CompiledGraph"]
 
-_NO_TURNS = ThreadTurns(enabled=False)
 _MODES = frozenset({"updates", "values", "messages", "events"})
 _DONE: Any = object()
 UPDATE = "__update__"
@@ -94,7 +93,6 @@ class CompiledGraph:
         self.budget = budget
         self.name = name
         self._cache = ThreadCache() if checkpointer is not None else None
-        self._turns = ThreadTurns() if checkpointer is not None else _NO_TURNS
 
     @property
     def graph(self) -> nx.MultiDiGraph[str]:
@@ -117,6 +115,7 @@ class CompiledGraph:
         inline_sync: bool,
         wait: bool | float = False,
         run_id: str | None = None,
+        stop: threading.Event | None = None,
         sink: Callable[[StreamPart], None] | None = None,
         modes: frozenset[str] = frozenset(),
     ) -> RunOptions:
@@ -139,22 +138,39 @@ class CompiledGraph:
             ),
             wait=wait,
             run_id=run_id,
+            stop=stop,
         )
 
     # -- running -----------------------------------------------------------------
 
-    async def _invoke(self, input: Any, options: RunOptions) -> Any:
-        if options.thread_id is None or not self._turns.enabled:
-            run = await self._run(input, options)  # no thread to take turns on
-        else:
-            async with self._turns.turn(options.thread_id, options.wait):
-                run = await self._run(input, options)
-        return self.engine.state.detached(run.values)
+    def _direct(self, options: RunOptions) -> bool:
+        """Whether this run calls its store from the run loop's own thread."""
+        return options.inline_sync or getattr(self.checkpointer, "is_nonblocking", False)
 
     async def _run(self, input: Any, options: RunOptions) -> Run:
-        run = await prepare_run(self.engine, self.checkpointer, input, options, self._cache)
-        await run_loop(self.engine, run)
-        return run
+        """One run, holding its thread's lease (if it has a thread) from start to end."""
+        checkpointer = self.checkpointer
+        if checkpointer is None or options.thread_id is None:
+            run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
+            await run_loop(self.engine, run)
+            return run
+        if options.run_id is None:
+            options.run_id = uuid.uuid4().hex
+        direct = self._direct(options)
+        lease = await claim(
+            checkpointer, options.thread_id, options.run_id, wait=options.wait, direct=direct
+        )
+        try:
+            run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
+            run.lease = lease
+            await run_loop(self.engine, run)
+            return run
+        finally:
+            await release(lease, direct=direct)
+
+    async def _invoke(self, input: Any, options: RunOptions) -> Any:
+        run = await self._run(input, options)
+        return self.engine.state.detached(run.values)
 
     async def ainvoke(
         self,
@@ -168,6 +184,7 @@ class CompiledGraph:
         interrupt_after: Sequence[str] | None = None,
         wait: bool | float = False,
         run_id: str | None = None,
+        stop: threading.Event | None = None,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
@@ -190,6 +207,7 @@ class CompiledGraph:
             interrupt_after=interrupt_after,
             wait=wait,
             run_id=run_id,
+            stop=stop,
             inline_sync=False,
         )
         return await self._invoke(input, options)
@@ -206,6 +224,7 @@ class CompiledGraph:
         interrupt_after: Sequence[str] | None = None,
         wait: bool | float = False,
         run_id: str | None = None,
+        stop: threading.Event | None = None,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
@@ -228,6 +247,7 @@ class CompiledGraph:
             interrupt_after=interrupt_after,
             wait=wait,
             run_id=run_id,
+            stop=stop,
             inline_sync=True,
         )
         return run_sync(self._invoke(input, options), direct=self.engine.plan.all_sync)
@@ -245,7 +265,7 @@ class CompiledGraph:
             else:  # a sync node streaming tokens from its worker thread
                 loop.call_soon_threadsafe(queue.put_nowait, part)
 
-        stop = options.stop or threading.Event()
+        closed = options.closed or threading.Event()
         drained = asyncio.Event()
 
         async def caught_up() -> None:
@@ -254,15 +274,11 @@ class CompiledGraph:
                 drained.clear()
                 await drained.wait()
 
-        options = replace(options, sink=sink, modes=_modes(mode), stop=stop, caught_up=caught_up)
+        options = replace(
+            options, sink=sink, modes=_modes(mode), closed=closed, caught_up=caught_up
+        )
 
-        async def run() -> None:
-            prepared = await prepare_run(
-                self.engine, self.checkpointer, input, options, self._cache
-            )
-            await run_loop(self.engine, prepared)
-
-        runner = asyncio.create_task(run())
+        runner = asyncio.create_task(self._run(input, options))
         runner.add_done_callback(lambda _: queue.put_nowait(_DONE))
         try:
             while (part := await queue.get()) is not _DONE:
@@ -271,7 +287,7 @@ class CompiledGraph:
                 yield part
             await runner
         finally:
-            stop.set()
+            closed.set()
             if not runner.done():
                 runner.cancel()
                 with suppress(asyncio.CancelledError):
@@ -290,6 +306,7 @@ class CompiledGraph:
         interrupt_after: Sequence[str] | None = None,
         wait: bool | float = False,
         run_id: str | None = None,
+        stop: threading.Event | None = None,
     ) -> AsyncIterator[StreamPart]:
         """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
         _modes(mode)
@@ -302,6 +319,7 @@ class CompiledGraph:
             interrupt_after=interrupt_after,
             wait=wait,
             run_id=run_id,
+            stop=stop,
             inline_sync=False,
         )
         return self._astream(input, mode, options)
@@ -319,6 +337,7 @@ class CompiledGraph:
         interrupt_after: Sequence[str] | None = None,
         wait: bool | float = False,
         run_id: str | None = None,
+        stop: threading.Event | None = None,
     ) -> Iterator[StreamPart]:
         """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
         _modes(mode)
@@ -331,11 +350,12 @@ class CompiledGraph:
             interrupt_after=interrupt_after,
             wait=wait,
             run_id=run_id,
+            stop=stop,
             inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
-        stop = threading.Event()
-        options = replace(options, stop=stop)
-        return iterate_sync(self._astream(input, mode, options), on_close=stop.set)
+        closed = threading.Event()
+        options = replace(options, closed=closed)
+        return iterate_sync(self._astream(input, mode, options), on_close=closed.set)
 
     # -- the state API -------------------------------------------------------------
 
@@ -370,7 +390,12 @@ class CompiledGraph:
         loaded = run_sync(
             loaded_checkpoint(self.engine, store, thread_id, checkpoint_id, direct=True)
         )
-        return self._snapshot(loaded)
+        snapshot = self._snapshot(loaded)
+        if checkpoint_id is None:
+            busy = active_run(store, thread_id)
+            if busy is not None:
+                snapshot = replace(snapshot, active_run=busy)
+        return snapshot
 
     def get_state_history(
         self, thread_id: str, *, limit: int | None = None, before: str | None = None
@@ -400,6 +425,19 @@ class CompiledGraph:
         self, thread_id: str, values: dict[str, Any], as_node: str | None
     ) -> str:
         store = self._store()
+        lease = await claim(store, thread_id, uuid.uuid4().hex, direct=True)
+        try:
+            return await self._write_update(store, thread_id, values, as_node)
+        finally:
+            await release(lease, direct=True)
+
+    async def _write_update(
+        self,
+        store: BaseCheckpointer,
+        thread_id: str,
+        values: dict[str, Any],
+        as_node: str | None,
+    ) -> str:
         engine = self.engine
         if as_node is not None and as_node not in engine.plan.nodes and as_node != START:
             raise InvalidUpdateError(
@@ -442,6 +480,36 @@ class CompiledGraph:
             await saver.save_pending(loaded.pending)
         return record.checkpoint_id
 
+    # -- holding a thread ahead of a run ---------------------------------------------
+
+    def claim_thread(self, thread_id: str, *, run_id: str, wait: bool | float = False) -> None:
+        """Take the thread's lease for a run that starts later in this process.
+
+        For a server that must refuse a busy thread before it answers: the run
+        started afterwards with the same `run_id` adopts the lease (and gives
+        it back when it ends). ConcurrentRunError if the thread is busy.
+        """
+        run_sync(self.aclaim_thread(thread_id, run_id=run_id, wait=wait))
+
+    async def aclaim_thread(
+        self, thread_id: str, *, run_id: str, wait: bool | float = False
+    ) -> None:
+        """`claim_thread` from async code."""
+        store = self._store()
+        direct = getattr(store, "is_nonblocking", False)
+        await claim(store, thread_id, run_id, wait=wait, direct=direct, reserve=True)
+
+    def release_thread(self, thread_id: str, *, run_id: str) -> None:
+        """Give back a lease `claim_thread` took, if no run adopted it (else nothing happens)."""
+        run_sync(self.arelease_thread(thread_id, run_id=run_id))
+
+    async def arelease_thread(self, thread_id: str, *, run_id: str) -> None:
+        """`release_thread` from async code."""
+        store = self._store()
+        lease = reserved_lease(store, thread_id, run_id)
+        if lease is not None:
+            await release(lease, direct=getattr(store, "is_nonblocking", False))
+
     def with_checkpointer(self, checkpointer: BaseCheckpointer | None) -> CompiledGraph:
         """A copy of this app that keeps its threads in `checkpointer` instead.
 
@@ -452,7 +520,6 @@ class CompiledGraph:
         other = copy.copy(self)
         other.checkpointer = checkpointer
         other._cache = ThreadCache() if checkpointer is not None else None
-        other._turns = ThreadTurns() if checkpointer is not None else _NO_TURNS
         return other
 
     def threads(self) -> list[str]:

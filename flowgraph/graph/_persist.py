@@ -39,6 +39,7 @@ from flowgraph.checkpoint.base import (
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.graph._interrupt import Pause
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
+from flowgraph.graph._pool import finish_off_loop
 from flowgraph.graph._types import MISSING, Interrupt, Send, StateSnapshot
 from flowgraph.messages import RemoveMessage
 from flowgraph.reducers import add_messages
@@ -617,7 +618,9 @@ class Saver:
         if self.direct:
             self.checkpointer.put(record, expected_head=cursor.expected, messages=messages)
         else:
-            await self.checkpointer.aput(record, expected_head=cursor.expected, messages=messages)
+            await finish_off_loop(
+                self.checkpointer.put, record, expected_head=cursor.expected, messages=messages
+            )
         cursor.committed(record.checkpoint_id)
         if self.cache is not None:
             self.cache.put(record, values, tasks, joins, metadata, cursor)
@@ -631,4 +634,6 @@ class Saver:
         if self.direct:
             self.checkpointer.put_pending(self.cursor.thread_id, head, writes)
         else:
-            await self.checkpointer.aput_pending(self.cursor.thread_id, head, writes)
+            await finish_off_loop(
+                self.checkpointer.put_pending, self.cursor.thread_id, head, writes
+            )

@@ -18,9 +18,12 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from contextlib import suppress
+from typing import Any, TypeVar
 
-__all__ = ["run_in_thread"]
+__all__ = ["finish_off_loop", "run_in_thread"]
+
+T = TypeVar("T")
 
 _Job = tuple["_Inbox", "asyncio.Future[Any]", contextvars.Context, Callable[[Any], Any], Any]
 
@@ -143,3 +146,19 @@ def run_in_thread(fn: Callable[[Any], Any], arg: Any) -> asyncio.Future[Any]:
     future = loop.create_future()
     _POOL.submit((_inbox_of(loop), future, contextvars.copy_context(), fn, arg))
     return future
+
+
+async def finish_off_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`fn(*args, **kwargs)` in a worker thread; a cancelled caller still waits for it to end.
+
+    A thread cannot be stopped: a store write it makes after its run was
+    cancelled would land after the run gave its thread back. So the
+    cancellation reaches the caller only once the call has ended.
+    """
+    job = asyncio.ensure_future(asyncio.to_thread(fn, *args, **kwargs))
+    try:
+        return await asyncio.shield(job)
+    except asyncio.CancelledError:
+        with suppress(BaseException):  # the cancellation is what the caller gets
+            await job
+        raise

@@ -22,6 +22,7 @@ from flowgraph._context import RunUsage, TaskScope, current_task, message_id_fac
 from flowgraph._ids import StepIds
 from flowgraph.errors import GraphRecursionError, GraphValidationError, InvalidUpdateError
 from flowgraph.graph._interrupt import GraphInterrupt, Pause
+from flowgraph.graph._lease import RunLease
 from flowgraph.graph._persist import PendingTask, Saver
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes, next_tasks
 from flowgraph.graph._pool import run_in_thread
@@ -78,7 +79,11 @@ class Run:
     interrupts: list[Interrupt] = field(default_factory=list)
     """What paused the run, if it paused."""
     stop: threading.Event | None = None
+    """Set by the caller (`invoke(..., stop=...)`): start no further step."""
+    closed: threading.Event | None = None
     """Set by a stream's reader that stopped reading: start no further step."""
+    lease: RunLease | None = None
+    """The run's hold on its thread; lost (taken by another run): stop before the next step."""
     caught_up: Callable[[], Awaitable[None]] | None = None
     """Waits until a stream's reader has taken the parts so far (backpressure)."""
     write_log: list[tuple[str, Any]] | None = None
@@ -329,6 +334,10 @@ async def run_loop(engine: Engine, run: Run) -> None:
             await run.caught_up()
         if run.stop is not None and run.stop.is_set():
             return
+        if run.closed is not None and run.closed.is_set():
+            return
+        if run.lease is not None and run.lease.lost:
+            run.lease.check()
         if run.steps_taken >= run.recursion_limit:
             names = ", ".join(sorted({t.node for t in run.tasks}))
             raise GraphRecursionError(

@@ -54,6 +54,9 @@ class RunOptions:
     interrupt_before: frozenset[str] = frozenset()
     interrupt_after: frozenset[str] = frozenset()
     stop: threading.Event | None = None
+    """Set by the caller: start no further step (the thread stays resumable)."""
+    closed: threading.Event | None = None
+    """Set when a stream's reader stopped reading: start no further step."""
     wait: bool | float = False
     """Wait for this process's other runs on the thread instead of failing (seconds or True)."""
     run_id: str | None = None
@@ -170,6 +173,7 @@ async def prepare_run(
         interrupt_before=options.interrupt_before,
         interrupt_after=options.interrupt_after,
         stop=options.stop,
+        closed=options.closed,
         caught_up=options.caught_up,
     )
     resuming = input is None or (isinstance(input, Command) and input.has_resume)

@@ -190,6 +190,13 @@ class StateSnapshot:
     """source (input, loop, update, fork), nodes, run_id, usage."""
     interrupts: tuple[Interrupt, ...] = ()
     """Pauses waiting for `Command(resume=...)`."""
+    active_run: str | None = None
+    """The run working on the thread right now (None: the thread is idle)."""
+
+    @property
+    def busy(self) -> bool:
+        """Whether a run holds the thread now (a new run on it would be refused)."""
+        return self.active_run is not None
 
 
 StreamMode = Literal["updates", "values", "messages", "events"]

@@ -11,13 +11,14 @@ from flowgraph.nodes._trim import (
 )
 from flowgraph.nodes.agent import Agent, create_react_agent
 from flowgraph.nodes.model import MISSING_TOOL_RESULT, Memory, ModelNode, mend_tool_calls
-from flowgraph.tools import InjectedState, InjectedToolCallId, Tool, tool
+from flowgraph.tools import InjectedState, InjectedStore, InjectedToolCallId, Tool, tool
 
 __all__ = [
     "MISSING_TOOL_RESULT",
     "Agent",
     "ErrorHandler",
     "InjectedState",
+    "InjectedStore",
     "InjectedToolCallId",
     "Memory",
     "ModelNode",

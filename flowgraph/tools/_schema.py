@@ -3,8 +3,8 @@
 The model is built from the function's signature: each parameter's type
 hint, default and description (from `Annotated[T, "text"]`,
 `Annotated[T, Field(...)]`, or the docstring's Args section). Parameters
-annotated `InjectedState` / `InjectedToolCallId` are left out: the node
-fills them, and the model never sees or sets them.
+annotated `InjectedState` / `InjectedToolCallId` / `InjectedStore` are left
+out: the node fills them, and the model never sees or sets them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
-__all__ = ["InjectedState", "InjectedToolCallId", "Injection"]
+__all__ = ["InjectedState", "InjectedStore", "InjectedToolCallId", "Injection"]
 # also used by _tool: Signature, clean_json_schema, read_signature
 
 
@@ -50,12 +50,24 @@ class InjectedToolCallId:
     __slots__ = ()
 
 
+class InjectedStore:
+    """Marks a tool parameter filled with the run's long-term store (`flowgraph.store`).
+
+    `store: Annotated[BaseStore, InjectedStore()]` (or `InjectedStore` bare)
+    receives the store the graph was compiled with, the one `store=` gives
+    `Tool.invoke`, so a tool can remember across threads. Hidden from the
+    model like InjectedState.
+    """
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Injection:
-    """A parameter the node fills: with the state (or one of its fields) or the call id."""
+    """A parameter the node fills: the state (or one of its fields), the call id, the store."""
 
     param: str
-    kind: Literal["state", "tool_call_id"]
+    kind: Literal["state", "tool_call_id", "store"]
     field: str | None = None
 
 
@@ -69,6 +81,8 @@ def _injection(param: str, hint: object) -> Injection | None:
             return Injection(param, "state", meta.field)
         if meta is InjectedToolCallId or isinstance(meta, InjectedToolCallId):
             return Injection(param, "tool_call_id")
+        if meta is InjectedStore or isinstance(meta, InjectedStore):
+            return Injection(param, "store")
     return None
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from flowgraph._context import current_store
 from flowgraph.errors import ToolError
 from flowgraph.messages import ToolCall
 from flowgraph.tools._docstring import ParsedDocstring
@@ -243,9 +244,12 @@ class Tool:
         return {param: getattr(validated, field) for field, param in fields.items()}
 
     def _arguments(
-        self, kwargs: dict[str, Any], state: Any, tool_call_id: str | None
+        self, kwargs: dict[str, Any], state: Any, tool_call_id: str | None, store: Any = None
     ) -> tuple[list[Any], dict[str, Any]]:
         for injection in self._signature.injections:
+            if injection.kind == "store":
+                kwargs[injection.param] = _run_store(store, injection, self.name)
+                continue
             if injection.kind == "tool_call_id":
                 if tool_call_id is None:
                     raise ToolError(
@@ -282,18 +286,22 @@ class Tool:
         *,
         state: Any = None,
         tool_call_id: str | None = None,
+        store: Any = None,
     ) -> Any:
         """Validate `args` and call the tool; returns what the function returns.
 
         An async tool runs to completion on an event loop of its own. With
         `response_format="content_and_artifact"` the result is the
         `(content, artifact)` tuple. `state` and `tool_call_id` fill the
-        injected parameters (a ToolNode passes them).
+        injected parameters (a ToolNode passes them); `store` fills an
+        `InjectedStore` one (default: the running graph's store).
         """
         if isinstance(args, ToolCall):
             tool_call_id = tool_call_id or args.id
             args = args.args
-        return self.run_validated(self.parse_args(args), state=state, tool_call_id=tool_call_id)
+        return self.run_validated(
+            self.parse_args(args), state=state, tool_call_id=tool_call_id, store=store
+        )
 
     async def ainvoke(
         self,
@@ -301,19 +309,27 @@ class Tool:
         *,
         state: Any = None,
         tool_call_id: str | None = None,
+        store: Any = None,
     ) -> Any:
         """`invoke` for async code: an async tool is awaited, a sync one runs in a thread."""
         if isinstance(args, ToolCall):
             tool_call_id = tool_call_id or args.id
             args = args.args
         kwargs = self.parse_args(args)
-        return await self.arun_validated(kwargs, state=state, tool_call_id=tool_call_id)
+        return await self.arun_validated(
+            kwargs, state=state, tool_call_id=tool_call_id, store=store
+        )
 
     def run_validated(
-        self, kwargs: dict[str, Any], *, state: Any = None, tool_call_id: str | None = None
+        self,
+        kwargs: dict[str, Any],
+        *,
+        state: Any = None,
+        tool_call_id: str | None = None,
+        store: Any = None,
     ) -> Any:
         """Call the function with arguments `parse_args` returned (no second validation)."""
-        positional, named = self._arguments(dict(kwargs), state, tool_call_id)
+        positional, named = self._arguments(dict(kwargs), state, tool_call_id, store)
         if self.is_async:
             return self._check_result(_run_coroutine(lambda: self.func(*positional, **named)))
         result = self.func(*positional, **named)
@@ -322,14 +338,19 @@ class Tool:
         return self._check_result(result)
 
     async def arun_validated(
-        self, kwargs: dict[str, Any], *, state: Any = None, tool_call_id: str | None = None
+        self,
+        kwargs: dict[str, Any],
+        *,
+        state: Any = None,
+        tool_call_id: str | None = None,
+        store: Any = None,
     ) -> Any:
         """`run_validated` for async code: a sync tool runs in a worker thread.
 
         The thread inherits the caller's context variables, so a tool that
         calls a model or a graph still reports to the run it belongs to.
         """
-        positional, named = self._arguments(dict(kwargs), state, tool_call_id)
+        positional, named = self._arguments(dict(kwargs), state, tool_call_id, store)
         if self.is_async:
             result = await self.func(*positional, **named)
         else:
@@ -337,6 +358,19 @@ class Tool:
             if inspect.isawaitable(result):
                 result = await result
         return self._check_result(result)
+
+
+def _run_store(store: Any, injection: Injection, tool_name: str) -> Any:
+    """The store given to this call, else the running graph's (see `_context.bind_store`)."""
+    if store is None:
+        store = current_store.get()
+    if store is None:
+        raise ToolError(
+            f"Tool `{tool_name}` uses the long-term store in '{injection.param}', but none "
+            "is set: compile the graph with store=... (or pass store=... to invoke)",
+            tool_name=tool_name,
+        )
+    return store
 
 
 def _state_value(state: Any, injection: Injection, tool_name: str) -> Any:

@@ -1165,7 +1165,11 @@ def test_a_second_input_while_the_first_is_mid_run_is_refused_at_once(
 
 
 class RaceOnFirstHead(BaseCheckpointer):
-    """Delegates to a store; the first `head()` after `arm()` lets another run finish first."""
+    """Delegates to a store; the first `head()` after `arm()` lets another run finish first.
+
+    Its leases always grant, so only the head's compare-and-set (the second line of
+    defence) keeps the two runs apart.
+    """
 
     def __init__(self, inner: BaseCheckpointer) -> None:
         self.inner = inner
@@ -1215,6 +1219,18 @@ class RaceOnFirstHead(BaseCheckpointer):
 
     def forget_messages(self, thread_id: str, keep: set[str]) -> int:
         return self.inner.forget_messages(thread_id, keep)
+
+    def acquire_lease(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
+        return True
+
+    def release_lease(self, thread_id: str, run_id: str) -> None:
+        pass
+
+    def read_lease(self, thread_id: str) -> None:
+        return None
 
 
 def test_two_runs_starting_a_new_thread_at_once_never_make_two_roots(

@@ -116,6 +116,7 @@ def test_first_use_creates_the_schema_and_tables(schema: str) -> None:
         tables = sql("SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1", schema)
         assert [t for (t,) in tables] == [
             "flowgraph_checkpoints",
+            "flowgraph_leases",
             "flowgraph_messages",
             "flowgraph_pending",
             "flowgraph_schema_version",

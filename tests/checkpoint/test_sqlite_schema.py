@@ -183,13 +183,13 @@ def test_a_new_file_has_the_current_schema(tmp_path: Path) -> None:
     assert sql(path, "PRAGMA page_size") == [(PAGE_SIZE,)]
     assert sql(path, "PRAGMA journal_mode") == [("wal",)]
     tables = dict(sql(path, "SELECT name, sql FROM sqlite_schema WHERE type = 'table'"))
-    assert sorted(tables) == sorted(TABLES)
+    assert sorted(tables) == sorted([*TABLES, "leases"])
     # a step leaves its thread's row alone: the head is the newest id unless the row names it
     assert [r[1:4] for r in sql(path, "PRAGMA table_info(threads)")] == [
         ("thread_id", "TEXT", 1),  # a WITHOUT ROWID key is NOT NULL
         ("head", "TEXT", 0),
     ]
-    for clustered in ("threads", "messages", "pending"):
+    for clustered in ("threads", "messages", "pending", "leases"):
         assert tables[clustered].endswith("WITHOUT ROWID")
     assert not tables["checkpoints"].endswith("WITHOUT ROWID")
     # no index but the primary key's: chain() walks parent links
@@ -217,6 +217,7 @@ def test_an_older_file_is_migrated_on_open_with_every_row_kept(
     names = [n for (n,) in sql(old, "SELECT name FROM sqlite_schema ORDER BY name")]
     assert names == [
         "checkpoints",
+        "leases",
         "messages",
         "pending",
         "sqlite_autoindex_checkpoints_1",

@@ -196,16 +196,16 @@ def test_a_pool_process_killed_inside_a_node_is_redelivered_and_resumed(
     assert "WorkerLostError" in cluster.celery.log_tail(chars=1_000_000)
 
 
-def test_a_duplicate_meeting_its_run_still_going_elsewhere_corrupts_nothing(
+def test_a_duplicate_meeting_its_run_still_going_elsewhere_waits_its_turn(
     cluster: Cluster,
 ) -> None:
-    """Two deliveries of one run at once: one finishes it, the other loses its write and retries.
+    """Two deliveries of one run at once: the second is refused until the first is done.
 
-    The first delivery blocks inside step 2; the second (another pool
-    process) finds the run at the thread's head, resumes it and finishes.
-    Released, the first one's step 2 fails the compare-and-set
-    (ConcurrentRunError, nothing stored), its task retries, and the retry
-    finds nothing left to do.
+    The first delivery blocks inside step 2 while holding the thread's
+    lease; the second (another pool process) is refused at once
+    (ConcurrentRunError, nothing stored, no node run) and its task retries
+    until the first has finished the run; the retry then finds nothing left
+    to do. Step 2 ran once, in the first delivery's process.
     """
     name, url = next(iter(cluster.stores.items()))
     thread = cluster.prefix("busy")
@@ -221,23 +221,28 @@ def test_a_duplicate_meeting_its_run_still_going_elsewhere_corrupts_nothing(
     send()
     first = blocked_pid(cluster, cluster.markers / f"{thread}.blocked")
     send()
+
+    def refused() -> bool:
+        return f"[{run_id}] retry: Retry in" in cluster.celery.log_tail(chars=10_000_000)
+
     wait_until(
-        functools.partial(cluster.finished, url, thread),
+        refused,
         timeout=WAIT,
-        what=lambda: f"the second delivery to finish {thread}\n{cluster.celery.log_tail()}",
+        what=lambda: f"the second delivery to be refused\n{cluster.celery.log_tail()}",
     )
-    check_thread(cluster.apps[url], thread, run_id)
+    assert not cluster.finished(url, thread)
+    assert cluster.apps[url].get_state(thread).active_run == run_id
     (cluster.markers / f"{thread}.release").touch()
 
-    def retried() -> bool:
-        log = cluster.celery.log_tail(chars=10_000_000)
-        return f"[{run_id}] retry: Retry in" in log and log.count(f"[{run_id}] succeeded") >= 2
+    def both_done() -> bool:
+        return cluster.celery.log_tail(chars=10_000_000).count(f"[{run_id}] succeeded") >= 2
 
     wait_until(
-        retried,
+        both_done,
         timeout=WAIT,
-        what=lambda: f"the first delivery to retry and end\n{cluster.celery.log_tail()}",
+        what=lambda: f"both deliveries to end\n{cluster.celery.log_tail()}",
     )
     check_thread(cluster.apps[url], thread, run_id)
+    assert cluster.apps[url].get_state(thread).active_run is None
     pids = [pid for step, pid in entries_with_pids(cluster.markers, thread) if step == 2]
-    assert pids[0] == first and len(pids) == 2 and pids[1] != first
+    assert pids == [first]

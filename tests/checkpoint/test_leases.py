@@ -1,0 +1,228 @@
+"""The lease protocol every backend implements: one holder per thread, expiry, takeover.
+
+These talk to the store directly; tests/checkpoint/test_thread_lease.py checks
+what runs do with it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from flowgraph.checkpoint._lease import owner_is_gone, process_owner
+from flowgraph.checkpoint.base import BaseCheckpointer
+
+from .conftest import Backend, ThreadIds, close_quietly
+
+FOREIGN = "other-host#00000000#1/4242/99"
+"""An owner on another machine: only its lease's expiry can free the thread."""
+
+
+def test_a_free_thread_is_taken_and_shows_its_holder(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    assert checkpointer.read_lease(t) is None
+    before = time.time()
+    assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
+    lease = checkpointer.read_lease(t)
+    assert lease is not None
+    assert (lease.thread_id, lease.run_id, lease.owner) == (t, "run-a", FOREIGN)
+    assert before + 25 < lease.expires_at < time.time() + 35
+
+
+def test_a_held_thread_is_refused_naming_the_holder_and_nothing_changes(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
+    holder = checkpointer.acquire_lease(t, "run-b", "me/1/2", 30.0)
+    assert holder is not None
+    assert (holder.run_id, holder.owner) == ("run-a", FOREIGN)
+    # the same run asking again is refused too: a second delivery is not the first
+    again = checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0)
+    assert again is not None and again.run_id == "run-a"
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and lease.run_id == "run-a"
+
+
+def test_release_by_the_holder_frees_the_thread_and_by_another_run_does_nothing(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
+    checkpointer.release_lease(t, "run-b")
+    assert checkpointer.read_lease(t) is not None
+    checkpointer.release_lease(t, "run-a")
+    assert checkpointer.read_lease(t) is None
+    assert checkpointer.acquire_lease(t, "run-b", FOREIGN, 30.0) is None
+    checkpointer.release_lease(t, "run-a")  # not the holder any more: nothing happens
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and lease.run_id == "run-b"
+
+
+def test_an_expired_lease_frees_the_thread(checkpointer: BaseCheckpointer, tid: ThreadIds) -> None:
+    t = tid()
+    assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 0.3) is None
+    assert checkpointer.acquire_lease(t, "run-b", FOREIGN, 0.3) is not None
+    time.sleep(0.45)
+    assert checkpointer.read_lease(t) is None
+    assert checkpointer.acquire_lease(t, "run-b", FOREIGN, 30.0) is None
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and lease.run_id == "run-b"
+
+
+def test_renewal_keeps_the_lease_past_its_first_expiry(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 0.4) is None
+    for _ in range(4):
+        time.sleep(0.2)
+        assert checkpointer.renew_lease(t, "run-a", 0.4)
+    holder = checkpointer.acquire_lease(t, "run-b", FOREIGN, 0.4)
+    assert holder is not None and holder.run_id == "run-a"
+    assert not checkpointer.renew_lease(t, "run-b", 0.4)  # not the holder: nothing renewed
+
+
+def test_takeover_replaces_only_the_named_holder(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
+    wrong = checkpointer.acquire_lease(t, "run-b", "me/1/2", 30.0, takeover="run-x")
+    assert wrong is not None and wrong.run_id == "run-a"
+    assert checkpointer.acquire_lease(t, "run-b", "me/1/2", 30.0, takeover="run-a") is None
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and (lease.run_id, lease.owner) == ("run-b", "me/1/2")
+    assert not checkpointer.renew_lease(t, "run-a", 30.0)  # the old holder learns it lost
+
+
+def test_leases_of_two_threads_are_independent(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    a, b = tid("a"), tid("b")
+    assert checkpointer.acquire_lease(a, "run-a", FOREIGN, 30.0) is None
+    assert checkpointer.acquire_lease(b, "run-b", FOREIGN, 30.0) is None
+    checkpointer.release_lease(a, "run-a")
+    assert checkpointer.read_lease(a) is None
+    lease = checkpointer.read_lease(b)
+    assert lease is not None and lease.run_id == "run-b"
+
+
+def test_many_racing_claimers_get_one_winner(
+    backend: Backend, checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    workers = 8
+    stores = [backend.make() if backend.shared_store else checkpointer for _ in range(workers)]
+    barrier = threading.Barrier(workers)
+    won: list[int] = []
+    errors: list[BaseException] = []
+
+    def claim(i: int) -> None:
+        try:
+            barrier.wait()
+            if stores[i].acquire_lease(t, f"run-{i}", FOREIGN, 30.0) is None:
+                won.append(i)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for store in stores:
+        if store is not checkpointer:
+            close_quietly(store)
+    assert not errors, errors
+    assert len(won) == 1
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and lease.run_id == f"run-{won[0]}"
+
+
+def test_async_twins_give_the_same_answers(checkpointer: BaseCheckpointer, tid: ThreadIds) -> None:
+    import asyncio
+
+    t = tid()
+
+    async def scenario() -> None:
+        assert await checkpointer.aacquire_lease(t, "run-a", FOREIGN, 30.0) is None
+        holder = await checkpointer.aacquire_lease(t, "run-b", FOREIGN, 30.0)
+        assert holder is not None and holder.run_id == "run-a"
+        read = await checkpointer.aread_lease(t)
+        assert read is not None and read.run_id == "run-a"
+        await checkpointer.arelease_lease(t, "run-a")
+        assert await checkpointer.aread_lease(t) is None
+
+    asyncio.run(scenario())
+
+
+# -- who is alive -----------------------------------------------------------------
+
+
+def test_this_process_is_not_gone_and_a_foreign_host_is_never_judged() -> None:
+    assert not owner_is_gone(process_owner())
+    assert not owner_is_gone(FOREIGN)
+
+
+def test_a_finished_process_of_this_machine_is_gone() -> None:
+    import subprocess
+    import sys
+
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from flowgraph.checkpoint._lease import process_owner; print(process_owner())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    owner = child.stdout.strip()
+    assert owner.split("/")[0] == process_owner().split("/")[0]  # the same machine
+    assert owner_is_gone(owner)
+
+
+def test_a_killed_but_unreaped_process_is_gone() -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; from flowgraph.checkpoint._lease import process_owner; "
+            "print(process_owner(), flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    owner = child.stdout.readline().strip()
+    assert not owner_is_gone(owner)
+    os.kill(child.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not owner_is_gone(owner):  # a zombie until reaped: gone all the same
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert child.poll() is None or child.returncode == -signal.SIGKILL
+    child.wait()
+    child.stdout.close()
+
+
+def test_a_reused_pid_is_not_mistaken_for_the_holder() -> None:
+    host, pid, started = process_owner().split("/")
+    assert started  # Linux: the start time is known
+    assert owner_is_gone(f"{host}/{pid}/{int(started) + 1}")
+
+
+@pytest.mark.parametrize("owner", ["", "garbage", "host-only", "x/notapid/1"])
+def test_an_owner_that_does_not_parse_is_never_judged_gone(owner: str) -> None:
+    assert not owner_is_gone(owner)
