@@ -108,7 +108,7 @@ class ServerContext:
 
     async def status(self, record: ThreadRecord, snapshot: StateSnapshot | None) -> str:
         """busy while a run holds the thread; else how the last run left it."""
-        if await self.reg(self.registry.holder, record.thread_id) is not None:
+        if snapshot is not None and snapshot.active_run is not None:
             return "busy"
         if self.runs.queue is not None:  # runs in Celery workers hold no claim here
             runs = await self.reg(self.registry.runs_of, record.thread_id)

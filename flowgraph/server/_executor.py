@@ -20,9 +20,9 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 from typing import Any, TypeVar, get_args
 
+from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph import Command, CompiledGraph, StreamMode, StreamPart
 from flowgraph.server._graphs import GraphEntry, Graphs
 from flowgraph.server._http import ApiError, dumps
@@ -156,19 +156,19 @@ class RunManager:
         await self.reg(self.registry.put_run, record)
         strategy = record.multitask_strategy
         if strategy == "reject":
-            blocker = await self.reg(self.registry.claim, record.thread_id, record.run_id)
-            if blocker is not None:
+            entry = self.graphs.get(record.graph_id)
+            if await self._claim(entry, record) is not None:
                 await self.reg(self.registry.delete_run, record.run_id)
                 raise ApiError(
                     409,
                     "Thread is already running a task. Wait for it to finish or choose a "
                     "different multitask strategy.",
                 )
-            return await self._launch(record) or record
+            return await self._launch(entry, record) or record
         if strategy in ("interrupt", "rollback"):
-            holder = await self.reg(self.registry.holder, record.thread_id)
+            holder = await self.holder(record.thread_id, self.graphs.get(record.graph_id))
             if holder is not None:
-                await self.request_stop(holder.run_id, strategy)
+                await self.request_stop(holder, strategy)
         await self.kick(record.thread_id)
         return (await self.reg(self.registry.get_run, record.run_id)) or record
 
@@ -219,11 +219,31 @@ class RunManager:
                 elif status == "pending" and (ours or state in ("STARTED", "RETRY")):
                     await self.reg(self.registry.update_run, record.run_id, status="running")
 
+    async def holder(self, thread_id: str, entry: GraphEntry) -> str | None:
+        """The run holding the thread's lease (in any process; a dead holder holds nothing)."""
+        snapshot = await asyncio.to_thread(entry.app.get_state, thread_id)
+        return snapshot.active_run
+
+    async def _claim(self, entry: GraphEntry, record: RunRecord) -> str | None:
+        """Take the thread's lease for the run (it adopts it when it starts); the holder if busy."""
+        try:
+            await entry.app.aclaim_thread(record.thread_id, run_id=record.run_id)
+        except ConcurrentRunError as busy:
+            return busy.run_id or "another run"
+        return None
+
     async def kick(self, thread_id: str) -> None:
-        """Start the thread's next pending run, if the thread can be claimed."""
+        """Start the thread's next pending run, if no run of the thread is still on.
+
+        A run counts as on from its lease until its record is finished, so the
+        next one never starts while a rollback or the last bookkeeping of the
+        previous one is under way (in whichever process).
+        """
         if self.queue is not None:
             return  # the workers run them
         runs = await self.reg(self.registry.runs_of, thread_id)
+        if any(r.status == "running" and not self.registry.is_lost(r) for r in runs):
+            return
         pending = [r for r in runs if r.status == "pending" and self.graphs.find(r.graph_id)]
         if not pending:
             return
@@ -231,18 +251,18 @@ class RunManager:
             key=lambda r: (r.multitask_strategy not in ("interrupt", "rollback"), r.created_at)
         )
         chosen = pending[0]
-        if await self.reg(self.registry.claim, thread_id, chosen.run_id) is None:
-            await self._launch(chosen)
+        entry = self.graphs.get(chosen.graph_id)
+        if await self._claim(entry, chosen) is None:
+            await self._launch(entry, chosen)
 
-    async def _launch(self, record: RunRecord) -> RunRecord | None:
-        """With the thread claimed: mark the run running here and start it."""
-        entry = self.graphs.get(record.graph_id)
+    async def _launch(self, entry: GraphEntry, record: RunRecord) -> RunRecord | None:
+        """With the thread's lease taken for it: mark the run running here and start it."""
         store = entry.app.checkpointer
         assert store is not None
         head = await asyncio.to_thread(store.head, record.thread_id)
         started = await self.reg(self.registry.start_run, record.run_id, head)
-        if started is None:
-            await self.reg(self.registry.release, record.thread_id, record.run_id)
+        if started is None:  # another process started it, or it was cancelled meanwhile
+            await entry.app.arelease_thread(record.thread_id, run_id=record.run_id)
             return None
         local = LocalRun(started)
         self.local[started.run_id] = local
@@ -295,15 +315,9 @@ class RunManager:
             "interrupt_after": breakpoints("interrupt_after"),
             "run_id": record.run_id,
         }
-        params = inspect.signature(app.astream).parameters
-        if "config" in params:
-            call["config"] = config
-        if "stop" in params:
-            stream: AsyncIterator[StreamPart] = app.astream(input, mode=modes, stop=stop, **call)  # type: ignore[arg-type,call-arg]
-            return stream
-        # Until the engine takes stop=: the options astream would build, with our stop switch.
-        options = app._options(**call, budget=None, inline_sync=False)
-        return app._astream(input, modes, replace(options, stop=stop))  # type: ignore[arg-type]
+        if "config" in inspect.signature(app.astream).parameters:
+            call["config"] = config  # once the engine hands a run's config to its nodes
+        return app.astream(input, mode=modes, stop=stop, **call)  # type: ignore[arg-type]
 
     async def _execute(self, entry: GraphEntry, local: LocalRun) -> None:
         record = local.record
@@ -345,8 +359,7 @@ class RunManager:
         try:
             stopped = local.stop_action is not None and error is None
             if stopped and local.stop_action == "rollback":
-                await asyncio.to_thread(roll_back, app, thread_id, record.head_before)
-                await self.reg(self.registry.delete_run, record.run_id)
+                await self._roll_back(app, record)
                 local.final = b"{}"
             else:
                 snapshot = await asyncio.to_thread(app.get_state, thread_id)
@@ -375,11 +388,20 @@ class RunManager:
         except Exception:
             log.exception("finishing run %s", record.run_id)
         finally:
-            await self.reg(self.registry.release, thread_id, record.run_id)
             local.finished_at = time.time()
             local.done.set()
             local.wake()
             self.spawn(self.kick(thread_id))
+
+    async def _roll_back(self, app: CompiledGraph, record: RunRecord) -> None:
+        """Remove a stopped run's checkpoints, holding the thread meanwhile, then its record."""
+        holder = f"{record.run_id}-rollback"
+        await app.aclaim_thread(record.thread_id, run_id=holder, wait=30.0)
+        try:
+            await asyncio.to_thread(roll_back, app, record.thread_id, record.head_before)
+        finally:
+            await app.arelease_thread(record.thread_id, run_id=holder)
+        await self.reg(self.registry.delete_run, record.run_id)
 
     # -- reading runs ----------------------------------------------------------------
 
@@ -439,10 +461,8 @@ class RunManager:
         for record in await self.reg(self.registry.runs_with, "running"):
             if self.registry.is_lost(record, now):
                 await self._mark_lost(record)
-        threads = {r.thread_id for r in await self.reg(self.registry.runs_with, "pending")}
-        for thread_id in threads:
-            if await self.reg(self.registry.holder, thread_id) is None:
-                await self.kick(thread_id)
+        for thread_id in {r.thread_id for r in await self.reg(self.registry.runs_with, "pending")}:
+            await self.kick(thread_id)
         for run_id, local in list(self.local.items()):
             if local.finished_at is not None and now - local.finished_at > RETAIN_S:
                 del self.local[run_id]

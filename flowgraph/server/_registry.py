@@ -1,24 +1,22 @@
-"""The run registry: threads' metadata, run records and who holds each thread, in the store.
+"""The run registry: threads' metadata and run records, in the checkpoint store.
 
 Records are documents of the checkpoint store (see `_docs`), so a restarted
 server, or any other server on the same store, answers `runs.get`, `list`
-and `join` for any run. A run holds its thread through a claim document
-(its run id, the owner process, a heartbeat); a claim whose owner process is
-gone (same machine: its pid is dead) or whose heartbeat is older than
-`lease_s` no longer counts, so a crashed server never blocks a thread for
-long, and the runs it left `running` are seen as lost.
+and `join` for any run. Which run holds a thread is the engine's thread
+lease; a run record names the process running it (its `owner`, as the
+lease writes it) and a heartbeat that process renews, so a run whose
+process is gone (same machine: at once; elsewhere: after `lease_s` without
+a heartbeat) is seen as lost by any other process.
 """
 
 from __future__ import annotations
 
-import os
-import socket
 import time
-import uuid
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from flowgraph.server._docs import DELETE, DocStore, MemoryDocs, SQLiteDocs
+from flowgraph.checkpoint._lease import owner_is_gone, process_owner
+from flowgraph.server._docs import DocStore, MemoryDocs, SQLiteDocs
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
@@ -27,50 +25,16 @@ __all__ = [
     "ACTIVE",
     "FINISHED",
     "LEASE_S",
-    "Claim",
     "Registry",
     "RunRecord",
     "ThreadRecord",
     "open_registry",
-    "owner_is_dead",
-    "this_owner",
 ]
 
 LEASE_S = 15.0
-"""A claim or running run whose heartbeat is older than this is taken to be lost."""
+"""A running run whose heartbeat is older than this is taken to be lost."""
 ACTIVE = frozenset({"pending", "running"})
 FINISHED = frozenset({"success", "error", "interrupted", "timeout"})
-_HOST = socket.gethostname()
-_TOKEN = uuid.uuid4().hex[:8]
-
-
-def this_owner() -> str:
-    """This process, as written in the claims and runs it holds: host, pid and a token."""
-    return f"{_HOST}:{os.getpid()}:{_TOKEN}"
-
-
-def owner_is_dead(owner: str | None) -> bool:
-    """True when `owner` is a process of this machine that no longer runs.
-
-    An owner on another machine cannot be checked here; its heartbeat tells.
-    The token tells a live process apart from an earlier one that had its pid.
-    """
-    if not owner:
-        return True
-    host, _, rest = owner.partition(":")
-    pid_text, _, token = rest.partition(":")
-    if host != _HOST or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return token != _TOKEN
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 def _from_doc(cls: type[Any], doc: dict[str, Any]) -> Any:
@@ -87,7 +51,7 @@ class ThreadRecord:
     updated_at: float
     metadata: dict[str, Any] = field(default_factory=dict)
     status: str = "idle"
-    """How the last run left it: idle, interrupted or error (busy is read from its claim)."""
+    """How the last run left it: idle, interrupted or error (busy is read from its lease)."""
     error: dict[str, Any] | None = None
 
 
@@ -117,26 +81,13 @@ class RunRecord:
     """A stateless run: its thread is deleted when it ends (unless on_completion=keep)."""
 
 
-@dataclass(slots=True, kw_only=True)
-class Claim:
-    """Who holds a thread: the run, its process and when that process last said so."""
-
-    thread_id: str
-    run_id: str
-    owner: str
-    heartbeat: float
-
-    def is_live(self, now: float, lease_s: float) -> bool:
-        return now - self.heartbeat < lease_s and not owner_is_dead(self.owner)
-
-
 class Registry:
-    """Threads, runs and claims over one document store (all methods blocking)."""
+    """Threads and runs over one document store (all methods blocking)."""
 
     def __init__(self, docs: DocStore, *, lease_s: float = LEASE_S) -> None:
         self.docs = docs
         self.lease_s = lease_s
-        self.owner = this_owner()
+        self.owner = process_owner()
 
     def close(self) -> None:
         self.docs.close()
@@ -198,10 +149,9 @@ class Registry:
         return None if doc is None else _from_doc(ThreadRecord, doc)
 
     def delete_thread(self, thread_id: str) -> bool:
-        """Forget the thread's record, its runs and its claim."""
+        """Forget the thread's record and its runs."""
         for run in self.docs.scan("run", thread_id=thread_id):
             self.docs.delete("run", run["run_id"])
-        self.docs.delete("claim", thread_id)
         return self.docs.delete("thread", thread_id)
 
     def threads(self) -> list[ThreadRecord]:
@@ -294,48 +244,10 @@ class Registry:
         now = time.time() if now is None else now
         if run.owner == self.owner:
             return False
-        return owner_is_dead(run.owner) or now - (run.heartbeat or 0.0) >= self.lease_s
-
-    # -- claims --------------------------------------------------------------------
-
-    def claim(self, thread_id: str, run_id: str) -> Claim | None:
-        """Hold the thread for `run_id`; None when held, else the live claim in the way."""
-        now = time.time()
-        blocker: Claim | None = None
-
-        def take(doc: dict[str, Any] | None) -> dict[str, Any] | None:
-            nonlocal blocker
-            if doc is not None and (doc["run_id"], doc["owner"]) != (run_id, self.owner):
-                held = _from_doc(Claim, doc)
-                if held.is_live(now, self.lease_s):
-                    blocker = held
-                    return None
-            return asdict(
-                Claim(thread_id=thread_id, run_id=run_id, owner=self.owner, heartbeat=now)
-            )
-
-        self.docs.update("claim", thread_id, take)
-        return blocker
-
-    def release(self, thread_id: str, run_id: str) -> None:
-        """Let go of the thread, if this process still holds it for `run_id`."""
-        mine = (run_id, self.owner)
-        self.docs.update(
-            "claim",
-            thread_id,
-            lambda d: DELETE if d is not None and (d["run_id"], d["owner"]) == mine else None,
-        )
-
-    def holder(self, thread_id: str) -> Claim | None:
-        """The live claim on the thread, if any."""
-        doc = self.docs.get("claim", thread_id)
-        if doc is None:
-            return None
-        claim: Claim = _from_doc(Claim, doc)
-        return claim if claim.is_live(time.time(), self.lease_s) else None
+        return owner_is_gone(run.owner or "") or now - (run.heartbeat or 0.0) >= self.lease_s
 
     def renew(self, run_ids: list[str]) -> dict[str, str]:
-        """Renew this process's claims and runs; the stops asked of them (run id -> action)."""
+        """Renew the heartbeats of this process's runs; the stops asked of them (run id: action)."""
         now = time.time()
         asked: dict[str, str] = {}
         for run_id in run_ids:
@@ -344,14 +256,6 @@ class Registry:
                 continue
             if run.cancel:
                 asked[run_id] = run.cancel
-
-            def beat(doc: dict[str, Any] | None, run_id: str = run_id) -> dict[str, Any] | None:
-                if doc is None or (doc["run_id"], doc["owner"]) != (run_id, self.owner):
-                    return None
-                doc["heartbeat"] = now
-                return doc
-
-            self.docs.update("claim", run.thread_id, beat)
         return asked
 
 

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from flowgraph.errors import ConcurrentRunError
 from flowgraph.server._context import ServerContext, new_id, server_of
 from flowgraph.server._http import ApiError, Fields, json_response, query_bool, query_int, read_body
 from flowgraph.server._registry import ThreadRecord
@@ -95,10 +96,11 @@ async def update_thread(request: Request) -> Response:
 async def delete_thread(request: Request) -> Response:
     server = server_of(request)
     thread_id = request.path_params["thread_id"]
-    await server.thread(thread_id)
-    holder = await server.reg(server.registry.holder, thread_id)
+    record = await server.thread(thread_id)
+    entry = server.graph_of(record)
+    holder = await server.runs.holder(thread_id, entry) if entry is not None else None
     if holder is not None:
-        await server.runs.request_stop(holder.run_id, "interrupt")
+        await server.runs.request_stop(holder, "interrupt")
     await server.forget_thread(thread_id)
     return Response(status_code=204)
 
@@ -268,15 +270,18 @@ async def update_state(request: Request) -> Response:
             "Field 'checkpoint_id': flowgraph updates a thread at its head; "
             "fork from an earlier checkpoint with a run (checkpoint_id=...)",
         )
-    if await server.reg(server.registry.holder, thread_id) is not None:
-        raise ApiError(409, f"Thread {thread_id} is busy with a run; update it when the run ends")
     raw = body.raw("values")
     if raw is not None and not isinstance(raw, dict):
         body.fail("values", "an object")
     values = input_from_wire(raw or {}, entry.message_fields, "values")
-    checkpoint_id = await asyncio.to_thread(
-        entry.app.update_state, thread_id, values, as_node=as_node
-    )
+    try:
+        checkpoint_id = await asyncio.to_thread(
+            entry.app.update_state, thread_id, values, as_node=as_node
+        )
+    except ConcurrentRunError:
+        raise ApiError(
+            409, f"Thread {thread_id} is busy with a run; update it when the run ends"
+        ) from None
     snapshot = await server.snapshot(record)
     status = "interrupted" if snapshot is not None and snapshot.interrupts else "idle"
     await server.reg(server.registry.update_thread, thread_id, status=status, error=None)

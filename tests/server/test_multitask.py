@@ -11,8 +11,10 @@ from .conftest import Connect, Serve
 
 
 def _wait_running(client: object, thread_id: str, run_id: str) -> None:
+    """Until the run is inside its first node (its input step is stored just before)."""
     for _ in range(200):
         if client.runs.get(thread_id, run_id)["status"] == "running":  # type: ignore[attr-defined]
+            time.sleep(0.15)
             return
         time.sleep(0.02)
     raise AssertionError("the run never started")
@@ -129,3 +131,17 @@ def test_cancel_a_queued_run(serve: Serve, connect: Connect) -> None:
 
     assert client.runs.get(thread_id, queued["run_id"])["status"] == "interrupted"
     assert client.threads.get_state(thread_id)["values"]["steps"] == ["r", "one", "two"]
+
+
+def test_state_updates_wait_for_no_run(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "slow"))
+    thread_id = client.threads.create()["thread_id"]
+    run = client.runs.create(thread_id, "slow", input={"delay": 0.4, "steps": ["a"]})
+    _wait_running(client, thread_id, run["run_id"])
+
+    with pytest.raises(ConflictError, match="busy"):
+        client.threads.update_state(thread_id, {"steps": ["edit"]})
+    client.runs.join(thread_id, run["run_id"])
+    client.threads.update_state(thread_id, {"steps": ["edit"]})
+
+    assert client.threads.get_state(thread_id)["values"]["steps"] == ["a", "one", "two", "edit"]

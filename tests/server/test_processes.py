@@ -88,8 +88,9 @@ def test_cancel_from_another_process(
     db = store_location(backend, tmp_path)
     a, b = connect(serve(db, "slow")), connect(serve(db, "slow"))
     thread_id = a.threads.create()["thread_id"]
-    run = a.runs.create(thread_id, "slow", input={"delay": 0.5})
+    run = a.runs.create(thread_id, "slow", input={"delay": 1.5})
     _wait_for(lambda: a.runs.get(thread_id, run["run_id"])["status"] == "running")
+    time.sleep(0.2)  # inside node one, which the stop lets finish
 
     b.runs.cancel(thread_id, run["run_id"], wait=True)
 

@@ -1,4 +1,4 @@
-"""The run registry on every store: documents, thread claims, lost owners; copy and rollback.
+"""The run registry on every store: documents, lost runs; copying and rolling back a thread.
 
 One suite over the memory, SQLite, PostgreSQL and Redis backends (the last
 two when their throw-away servers are configured), as the checkpointers'
@@ -7,7 +7,6 @@ conformance suite does.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from flowgraph.checkpoint import BaseCheckpointer, MemoryCheckpointer, open_checkpointer
+from flowgraph.checkpoint._lease import process_owner
 from flowgraph.server._docs import DELETE
 from flowgraph.server._registry import Registry, RunRecord, ThreadRecord, open_registry
 from flowgraph.server._rollback import copy_thread, roll_back
@@ -47,18 +47,12 @@ def registry(store: BaseCheckpointer) -> Iterator[Registry]:
     opened.close()
 
 
-def _other(registry: Registry, owner: str) -> Registry:
-    """The same store as seen by another process (`owner`)."""
-    other = Registry(registry.docs, lease_s=registry.lease_s)
-    other.owner = owner
-    return other
-
-
 def _dead_owner() -> str:
-    """An owner on this machine whose process has exited."""
+    """An owner on this machine whose process has exited (as the thread lease writes it)."""
     probe = subprocess.Popen([sys.executable, "-c", "pass"])
     probe.wait()
-    return f"{socket.gethostname()}:{probe.pid}:deadbeef"
+    host = process_owner().split("/", 1)[0]
+    return f"{host}/{probe.pid}/1"
 
 
 def test_documents_round_trip_and_update_atomically(registry: Registry) -> None:
@@ -99,42 +93,6 @@ def test_concurrent_updates_lose_nothing(registry: Registry) -> None:
         worker.join()
 
     assert registry.docs.get("thread", key) == {"count": 40}
-
-
-def test_one_claim_per_thread_even_for_the_same_run(registry: Registry) -> None:
-    other = _other(registry, "elsewhere:1:abc")  # pid 1 lives: a live owner
-    thread_id = uuid.uuid4().hex
-
-    assert registry.claim(thread_id, "r1") is None
-    assert registry.claim(thread_id, "r1") is None  # the holder asking again keeps it
-    blocked_other_run = other.claim(thread_id, "r2")
-    blocked_same_run = other.claim(thread_id, "r1")
-    other.release(thread_id, "r1")  # not its claim: nothing happens
-
-    assert blocked_other_run is not None and blocked_other_run.run_id == "r1"
-    assert blocked_same_run is not None and blocked_same_run.owner == registry.owner
-    assert registry.holder(thread_id) is not None
-    registry.release(thread_id, "r1")
-    assert registry.holder(thread_id) is None
-    assert other.claim(thread_id, "r2") is None
-
-
-def test_a_dead_or_silent_holder_does_not_block(registry: Registry) -> None:
-    dead = _other(registry, _dead_owner())
-    silent = _other(registry, "another-host:123:abc")
-    silent.lease_s = registry.lease_s = 0.3
-    first, second = uuid.uuid4().hex, uuid.uuid4().hex
-
-    assert dead.claim(first, "r-dead") is None
-    assert silent.claim(second, "r-silent") is None
-    taken_from_dead = registry.claim(first, "r-new")
-    blocked_by_silent = registry.claim(second, "r-new")
-    time.sleep(0.4)
-    taken_from_silent = registry.claim(second, "r-new")
-
-    assert taken_from_dead is None  # same machine, process gone: at once
-    assert blocked_by_silent is not None  # another machine: until its lease runs out
-    assert taken_from_silent is None
 
 
 def test_runs_of_a_lost_process_are_marked_once(registry: Registry) -> None:

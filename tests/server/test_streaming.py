@@ -139,13 +139,16 @@ def test_cancel_mid_stream_leaves_the_thread_resumable(serve: Serve, connect: Co
     cancelled = threading.Event()
 
     def cancel(run_id: str) -> None:
+        time.sleep(0.3)  # node one (1 s) is running by now: the input step came first
         other.runs.cancel(thread_id, run_id)
         cancelled.set()
 
-    for part in client.runs.stream(thread_id, "slow", input={"delay": 0.4}, stream_mode="updates"):
+    modes = ["values", "updates"]
+    for part in client.runs.stream(thread_id, "slow", input={"delay": 1.0}, stream_mode=modes):
         seen.append(part.event)
         if part.event == "metadata":
             run_id = part.data["run_id"]
+        if len(seen) == 2:  # the input's values: the run's first step starts now
             threading.Thread(target=cancel, args=(run_id,)).start()
 
     run = client.runs.get(thread_id, run_id)
@@ -153,7 +156,8 @@ def test_cancel_mid_stream_leaves_the_thread_resumable(serve: Serve, connect: Co
     resumed = client.runs.wait(thread_id, "slow", input=None)
 
     assert cancelled.is_set()
-    assert seen == ["metadata", "updates"]  # node one finished; two never started
+    # node one finished its step; two never started
+    assert seen == ["metadata", "values", "updates", "values"]
     assert run["status"] == "interrupted"
     assert state["next"] == ["two"] and state["values"]["steps"] == ["one"]
     assert resumed["steps"] == ["one", "two"]
@@ -162,11 +166,15 @@ def test_cancel_mid_stream_leaves_the_thread_resumable(serve: Serve, connect: Co
 def test_on_disconnect_cancel_stops_the_run_with_its_client(serve: Serve, connect: Connect) -> None:
     client = connect(serve(None, "slow"))
     thread_id = client.threads.create()["thread_id"]
-    stream = client.runs.stream(
-        thread_id, "slow", input={"delay": 0.3}, stream_mode="updates", on_disconnect="cancel"
+    stream = iter(
+        client.runs.stream(
+            thread_id, "slow", input={"delay": 0.6}, stream_mode="values", on_disconnect="cancel"
+        )
     )
-    run_id = next(iter(stream)).data["run_id"]
-    stream.close()  # the client goes away
+    run_id = next(stream).data["run_id"]
+    assert next(stream).event == "values"  # the input: node one starts now
+    time.sleep(0.2)
+    stream.close()  # type: ignore[attr-defined]  # the client goes away
 
     for _ in range(100):
         if client.runs.get(thread_id, run_id)["status"] != "running":
