@@ -46,11 +46,7 @@ async def search(request: Request) -> Response:
     if sort_by is not None:
         order = body.choice("sort_order", ("asc", "desc"), "asc")
         found.sort(key=lambda a: str(a[sort_by]), reverse=order == "desc")
-    page = found[offset : offset + limit]
-    select = body.texts("select")
-    if select:
-        page = [{k: a[k] for k in select if k in a} for a in page]
-    return json_response(page)
+    return json_response(body.selected(found[offset : offset + limit]))
 
 
 async def count(request: Request) -> Response:

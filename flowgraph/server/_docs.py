@@ -46,6 +46,18 @@ def indexed(doc: dict[str, Any]) -> tuple[str | None, str | None, str | None, fl
     )
 
 
+def where_sql(kind: str, where: dict[str, str], mark: str) -> tuple[str, list[Any]]:
+    """The WHERE clause (placeholders `mark`) and arguments of a scan on indexed fields."""
+    clauses = [f"kind = {mark}"]
+    args: list[Any] = [kind]
+    for key, value in where.items():
+        if key not in INDEXED:
+            raise ValueError(f"scan() filters on {INDEXED}, not {key!r}")
+        clauses.append(f"{key} = {mark}")
+        args.append(value)
+    return " AND ".join(clauses), args
+
+
 def matches(doc: dict[str, Any], where: dict[str, str]) -> bool:
     return all(doc.get(k) == v for k, v in where.items())
 
@@ -239,17 +251,10 @@ class SQLiteDocs(DocStore):
         return result
 
     def scan(self, kind: str, **where: str) -> list[dict[str, Any]]:
-        clauses = ["kind = ?"]
-        args: list[Any] = [kind]
-        for key, value in where.items():
-            if key not in INDEXED:
-                raise ValueError(f"scan() filters on {INDEXED}, not {key!r}")
-            clauses.append(f"{key} = ?")
-            args.append(value)
+        clause, args = where_sql(kind, where, "?")
         with closing(
             self._db().execute(
-                f"SELECT data FROM flowgraph_server_docs WHERE {' AND '.join(clauses)} "
-                "ORDER BY created_at",
+                f"SELECT data FROM flowgraph_server_docs WHERE {clause} ORDER BY created_at",
                 args,
             )
         ) as cursor:

@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any
 
-from flowgraph.server._docs import DELETE, INDEXED, DocStore, Updater, _apply, indexed, matches
+from flowgraph.server._docs import DELETE, DocStore, Updater, _apply, indexed, matches, where_sql
 
 __all__ = ["PostgresDocs", "RedisDocs"]
 
@@ -104,16 +104,10 @@ class PostgresDocs(DocStore):
             return dict(new)
 
     def scan(self, kind: str, **where: str) -> list[dict[str, Any]]:
-        clauses = ["kind = %s"]
-        args: list[Any] = [kind]
-        for key, value in where.items():
-            if key not in INDEXED:
-                raise ValueError(f"scan() filters on {INDEXED}, not {key!r}")
-            clauses.append(f"{key} = %s")
-            args.append(value)
+        clause, args = where_sql(kind, where, "%s")
         with self._pool.connection() as conn:
             rows = conn.execute(
-                f"SELECT data FROM {self._table} WHERE {' AND '.join(clauses)} ORDER BY created_at",
+                f"SELECT data FROM {self._table} WHERE {clause} ORDER BY created_at",
                 args,
             ).fetchall()
         return [dict(json.loads(row[0])) for row in rows]

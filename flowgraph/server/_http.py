@@ -194,6 +194,13 @@ class Fields:
     def nested(self, key: str) -> Fields:
         return Fields(self.obj(key) or {}, self._name(key))
 
+    def selected(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`items` cut down to the fields `select` names (all fields without it)."""
+        select = self.texts("select")
+        if not select:
+            return items
+        return [{k: item[k] for k in select if k in item} for item in items]
+
 
 def query_bool(request: Request, key: str, default: bool = False) -> bool:
     value = request.query_params.get(key)

@@ -157,10 +157,7 @@ async def search_threads(request: Request) -> Response:
     server = server_of(request)
     body = Fields(await read_body(request, limit=server.max_body))
     page, _ = await _search(server, body)
-    select = body.texts("select")
-    if select:
-        page = [{k: t[k] for k in select if k in t} for t in page]
-    return json_response(page)
+    return json_response(body.selected(page))
 
 
 async def count_threads(request: Request) -> Response:

@@ -61,6 +61,8 @@ def test_search_by_metadata_status_and_values_with_paging(serve: Serve, connect:
     assert [t["thread_id"] for t in first_page + second_page] == made[::-1]
     assert [t["thread_id"] for t in one] == [made[2]]
     assert client.threads.count(metadata={"tag": tag}) == 3
+    selected = client.threads.search(metadata={"tag": tag}, select=["thread_id", "status"])
+    assert [sorted(t) for t in selected] == [["status", "thread_id"]] * 3
 
 
 def test_state_at_checkpoints_history_and_update_as_node(serve: Serve, connect: Connect) -> None:
