@@ -13,6 +13,10 @@ Run as a script with FLOWGRAPH_BROKER_URL set, it plays both parts on this
 machine: it starts a worker (SQLite store, the path given as argument),
 enqueues three conversations and prints them when the worker is done.
 Without a broker it prints these instructions and exits.
+
+`flowgraph run examples/celery_workers.py "CI is flaky."` runs the same graph
+in the CLI's own process (no broker, no worker): the module's only graph,
+`graph`, is what it loads. Importing this file starts nothing.
 """
 
 from __future__ import annotations

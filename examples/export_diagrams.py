@@ -7,15 +7,21 @@ network. PNG is drawn by Graphviz and is skipped (with the reason) when its
 `dot` program is missing. With `thread_id=...` the diagram shows the path a
 conversation actually took: nodes and edges with how often and in which steps.
 
-Runs offline with scripted models.
+Runs offline with scripted models; set FLOWGRAPH_MODEL (and FLOWGRAPH_BASE_URL /
+FLOWGRAPH_API_KEY) to use a real one.
 
     python examples/export_diagrams.py [output-directory]   (default: ./diagrams)
+    flowgraph draw examples/export_diagrams.py -o persona.svg
+    flowgraph draw examples/export_diagrams.py:react_agent -o react.html
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from flowgraph import (
     START,
@@ -34,6 +40,7 @@ from flowgraph import (
 )
 from flowgraph.checkpoint import MemoryCheckpointer
 from flowgraph.errors import DiagramError
+from flowgraph.models import init_chat_model
 
 FORMATS = (".mmd", ".dot", ".svg", ".html", ".png")
 
@@ -50,15 +57,29 @@ def lint(code: str) -> str:
     return "E999 division by zero possible" if "/" in code else "clean"
 
 
+def pick_model(script: Any) -> Any:
+    """The real model named by FLOWGRAPH_MODEL, or one playing `script` for offline runs."""
+    if os.environ.get("FLOWGRAPH_MODEL"):
+        return init_chat_model()
+    return ScriptedChatModel(script)
+
+
+def weather_reply(messages: list[Any]) -> Any:
+    """The scripted model of the ReAct agent: looks the city up, then says what it read."""
+    last = messages[-1]
+    if last.type == "tool":
+        return f"It is {last.text}."
+    city = re.search(r"\bin ([A-Z][a-z]+)", last.text)
+    if city is None:
+        return 'I am a scripted weather agent: ask "Weather in Paris?"'
+    return {"tool_calls": [{"name": "get_weather", "args": {"city": city[1]}}]}
+
+
 def react_agent() -> CompiledGraph:
     """The prebuilt ReAct agent: model <-> tools, conditional edges to END."""
-    model = ScriptedChatModel(
-        [
-            {"tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}}]},
-            "It is sunny in Paris.",
-        ]
+    return create_react_agent(
+        pick_model(weather_reply), [get_weather], checkpointer=MemoryCheckpointer()
     )
-    return create_react_agent(model, [get_weather], checkpointer=MemoryCheckpointer())
 
 
 class ChatState(MessagesState):
@@ -69,14 +90,20 @@ def wants_review(state: ChatState) -> bool:
     return "review" in state.messages[-1].text.lower()
 
 
+def review_reply(messages: list[Any]) -> Any:
+    """The scripted model of the persona agent: a reviewer lints the code it is shown."""
+    last = messages[-1]
+    if last.type == "tool":
+        return f"Lint says: {last.text}."
+    if "code reviewer" not in messages[0].text:
+        return 'Happy to help! Ask me to "review: <some code>" to meet the reviewer.'
+    code = last.text.partition(":")[2].strip() or last.text
+    return {"tool_calls": [{"name": "lint", "args": {"code": code}}]}
+
+
 def persona_agent() -> CompiledGraph:
     """A router picks a persona, PersonaSwitch installs its system message, the model may lint."""
-    model = ScriptedChatModel(
-        [
-            {"tool_calls": [{"name": "lint", "args": {"code": "def f(n): return 10 / n"}}]},
-            "Bug: division by zero when n == 0.",
-        ]
-    )
+    model = pick_model(review_reply)
     graph = StateGraph(ChatState)
     graph.add_node("triage", Router({"code_reviewer": wants_review}, "friendly", key="persona"))
     graph.add_node(
@@ -94,6 +121,10 @@ def persona_agent() -> CompiledGraph:
     graph.add_conditional_edges("agent", tools_condition)
     graph.add_edge("tools", "agent")
     return graph.compile(checkpointer=MemoryCheckpointer(), name="persona_switch")
+
+
+# What `flowgraph run` and `flowgraph draw` load (the other one: export_diagrams.py:react_agent).
+app = persona_agent()
 
 
 def export(app: CompiledGraph, name: str, out: Path, thread_id: str) -> None:

@@ -12,11 +12,23 @@ request and declines the second. Runs with a scripted model; set
 FLOWGRAPH_MODEL (and FLOWGRAPH_BASE_URL / FLOWGRAPH_API_KEY) to use a real one.
 
     python examples/human_in_the_loop.py [path/to/checkpoints.db]
+
+From the command line you are the human. On a terminal, `flowgraph run`
+asks for the answer at the pause (type yes, or a reason to decline);
+otherwise it exits with status 3 and prints the command that resumes:
+
+    flowgraph run examples/human_in_the_loop.py \
+        "Book a table for two at Chez Paul at 20:00." --thread dinner
+    flowgraph resume dinner --value '{"approved": true}'     # or --value '"no, not tonight"'
+
+`app` below is what `flowgraph run` (and `draw`) loads; main() puts the same
+app on a SQLite file of its own with `app.with_checkpointer(...)`.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -79,11 +91,15 @@ def approve(state: MessagesState) -> Command:
             "tool_calls": [{"name": c.name, "args": c.args} for c in last.tool_calls],
         }
     )
+    if not isinstance(decision, dict):  # a plain answer, as typed at `flowgraph run`'s prompt
+        text = str(decision).strip()
+        yes = text.lower() in ("y", "yes", "ok", "approve", "approved", "true")
+        decision = {"approved": yes, "reason": text}
     if decision.get("approved"):
         return Command(goto="tools")
     refusals = [
         ToolMessage(
-            f"The user declined this call: {decision.get('reason', 'no reason given')}",
+            f"The user declined this call: {decision.get('reason') or 'no reason given'}",
             tool_call_id=call.id,
             name=call.name,
             status="error",
@@ -93,17 +109,34 @@ def approve(state: MessagesState) -> Command:
     return Command(goto="agent", update={"messages": refusals})
 
 
+NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
 def scripted_reply(messages: list[Any]) -> Any:
     """The offline model: asks for a tool per request, then reports what happened."""
     last = messages[-1]
     if last.type == "tool":
         if last.status == "error":
-            return "Understood, I did not send anything."
+            verb = "send" if last.name == "send_invitations" else "book"
+            return f"Understood, I did not {verb} anything."
         return f"Done: {last.text}"
-    if "invite" in last.text.lower():
+    text = last.text
+    if "invite" in text.lower():
         args = {"message": "Dinner at Chez Paul, 20:00!"}
         return {"tool_calls": [{"name": "send_invitations", "args": args, "id": "call_invite"}]}
-    args = {"restaurant": "Chez Paul", "people": 2, "time": "20:00"}
+    if "book" not in text.lower():
+        return (
+            "I am the offline stand-in for a model (set FLOWGRAPH_MODEL for a real one); "
+            'I book tables, with your approval: "Book a table for two at Chez Paul at 20:00."'
+        )
+    place = re.search(r"\bat ((?:[A-Z][\w']* ?)+)", text)
+    time = re.search(r"\d{1,2}:\d{2}", text)
+    people = re.search(r"\bfor (\d+|one|two|three|four|five|six)\b", text)
+    args = {
+        "restaurant": place[1].strip() if place else "Chez Paul",
+        "people": (NUMBERS.get(people[1]) or int(people[1])) if people else 2,
+        "time": time[0] if time else "20:00",
+    }
     return {"tool_calls": [{"name": "book_table", "args": args, "id": "call_book"}]}
 
 
@@ -114,22 +147,23 @@ def pick_model() -> Any:
     return ScriptedChatModel(scripted_reply)
 
 
-def build_app(db: Path) -> Any:
-    tools = [book_table, send_invitations]
-    graph = StateGraph(MessagesState)
-    graph.add_node("agent", ModelNode(pick_model(), tools=tools, system="You book restaurants."))
-    graph.add_node("approve", approve, destinations=["tools", "agent"])
-    graph.add_node("tools", ToolNode(tools))
-    graph.add_edge(START, "agent")
-    # a tool call goes to the human first, never straight to the tools
-    graph.add_conditional_edges("agent", tools_condition, {"tools": "approve", END: END})
-    graph.add_edge("tools", "agent")
-    return graph.compile(checkpointer=SQLiteCheckpointer(db))
+TOOLS = [book_table, send_invitations]
+graph = StateGraph(MessagesState)
+graph.add_node("agent", ModelNode(pick_model(), tools=TOOLS, system="You book restaurants."))
+graph.add_node("approve", approve, destinations=["tools", "agent"])
+graph.add_node("tools", ToolNode(TOOLS))
+graph.add_edge(START, "agent")
+# a tool call goes to the human first, never straight to the tools
+graph.add_conditional_edges("agent", tools_condition, {"tools": "approve", END: END})
+graph.add_edge("tools", "agent")
+# No checkpointer here: `flowgraph run` keeps threads in its own store (--db), main() in a
+# file. A run can only pause with one: the checkpoint is where it waits for the answer.
+app = graph.compile()
 
 
 def main() -> int:
     db = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp()) / "hitl.db"
-    app = build_app(db)
+    agent = app.with_checkpointer(SQLiteCheckpointer(db))
     thread = "dinner"
     # The "human" of this offline run: yes to the booking, no to the mass email.
     answers = [
@@ -142,8 +176,8 @@ def main() -> int:
         strict=True,
     ):
         print(f"user  > {request}")
-        app.invoke({"messages": [HumanMessage(request)]}, thread_id=thread)
-        paused = app.get_state(thread)
+        agent.invoke({"messages": [HumanMessage(request)]}, thread_id=thread)
+        paused = agent.get_state(thread)
         for pending in paused.interrupts:
             # What a UI would show, read back from the checkpoint.
             print(f"paused in '{pending.node}': {pending.value['question']}")
@@ -151,11 +185,11 @@ def main() -> int:
                 print(f"  {call['name']}({call['args']})")
             print(f"human > {answer}")
         if paused.interrupts:
-            app.invoke(Command(resume=answer), thread_id=thread)
-        print(f"agent > {app.get_state(thread).values.messages[-1].text}\n")
+            agent.invoke(Command(resume=answer), thread_id=thread)
+        print(f"agent > {agent.get_state(thread).values.messages[-1].text}\n")
 
     print("Tool results in the transcript:")
-    for message in app.get_state(thread).values.messages:
+    for message in agent.get_state(thread).values.messages:
         if message.type == "tool":
             print(f"  {message.name} [{message.status}]: {message.text}")
     print(f"What the tools actually did: {BOOKINGS}")

@@ -11,21 +11,38 @@ Runs offline with a scripted model; set FLOWGRAPH_MODEL (and FLOWGRAPH_BASE_URL 
 FLOWGRAPH_API_KEY) to use a real one.
 
     python examples/map_reduce.py [path/to/checkpoints.db]
+    flowgraph run examples/map_reduce.py "$(cat notes.txt)"    # a worker per paragraph
+    flowgraph run examples/map_reduce.py --input '{"documents": {"a": "...", "b": "..."}}'
+
+`app` below is what `flowgraph run` (and `draw`) loads; main() puts the same
+app on a SQLite file of its own with `app.with_checkpointer(...)`. A prompt
+is split into documents: its paragraphs, or its sentences if it has one;
+the report is also the answer, an AI message.
 """
 
 from __future__ import annotations
 
 import operator
 import os
+import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import Field
 
-from flowgraph import END, START, HumanMessage, Send, StateGraph, SystemMessage
+from flowgraph import (
+    END,
+    START,
+    AIMessage,
+    HumanMessage,
+    MessagesState,
+    Send,
+    StateGraph,
+    SystemMessage,
+)
 from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
 from flowgraph.models import ScriptedChatModel, init_chat_model
 
@@ -36,21 +53,24 @@ DOCUMENTS = {
 }
 
 
-class Digest(BaseModel):
+class Digest(MessagesState):
     """The state: the input documents, the gathered summaries, the final report."""
 
-    documents: dict[str, str] = {}
-    summaries: Annotated[list[str], operator.add] = []
+    documents: dict[str, str] = Field(default_factory=dict)
+    summaries: Annotated[list[str], operator.add] = Field(default_factory=list)
     """Each worker adds one line; the reducer concatenates them in Send order."""
     report: str = ""
 
 
 def scripted_reply(messages: list[Any]) -> str:
-    """The offline model: a summary is a document's first sentence; a report counts them."""
+    """The offline model: a summary is a text's first sentence; a report strings them together."""
     task, text = messages[0].text, messages[-1].text
     if task.startswith("Summarise"):
-        return text.split(". ")[0].rstrip(".") + "."
-    return f"Release digest: {len(text.splitlines())} topics covered."
+        first = re.split(r"(?<=[.!?])\s+", text.strip())[0]
+        return first if first.endswith((".", "!", "?")) else first + "."
+    lines = text.splitlines()
+    topics = f"{len(lines)} topic{'s' if len(lines) != 1 else ''}"
+    return f"Digest of {topics}: " + " ".join(line.partition(": ")[2] for line in lines)
 
 
 def pick_model() -> Any:
@@ -65,15 +85,29 @@ FINISH_ORDER: list[str] = []
 """The order the workers really finished in (list.append is atomic), for comparison."""
 
 
+def documents_of(state: Digest) -> dict[str, str]:
+    """The documents given, or a new prompt's paragraphs (sentences, if it has one)."""
+    if not state.messages or state.messages[-1].type != "human":
+        return state.documents
+    text = state.messages[-1].text.strip()
+    parts = re.split(r"\n\s*\n", text)
+    if len(parts) == 1:
+        parts = re.split(r"(?<=[.!?])\s+", text)
+    return {f"part {i}": part for i, part in enumerate(parts, 1)}
+
+
 def fan_out(state: Digest) -> list[Send]:
     """Map: one Send per document; its argument is all the worker sees."""
-    return [Send("summarise", {"title": t, "text": d}) for t, d in state.documents.items()]
+    documents = documents_of(state)
+    return [
+        Send("summarise", {"title": title, "text": text, "slowness": len(documents) - i})
+        for i, (title, text) in enumerate(documents.items())
+    ]
 
 
-def summarise(document: dict[str, str]) -> dict[str, list[str]]:
+def summarise(document: dict[str, Any]) -> dict[str, list[str]]:
     """One worker. The first document is slowest, so the workers finish in reverse order."""
-    position = list(DOCUMENTS).index(document["title"])
-    time.sleep(0.1 * (len(DOCUMENTS) - position))
+    time.sleep(0.1 * document["slowness"])
     reply = MODEL.invoke(
         [
             SystemMessage("Summarise the text in one sentence."),
@@ -84,28 +118,32 @@ def summarise(document: dict[str, str]) -> dict[str, list[str]]:
     return {"summaries": [f"{document['title']}: {reply.text}"]}
 
 
-def report(state: Digest) -> dict[str, str]:
-    """Reduce: one model call over every summary."""
+def report(state: Digest) -> dict[str, Any]:
+    """Reduce: one model call over every summary; also the answer to the conversation."""
     reply = MODEL.invoke(
         [
             SystemMessage("Write a one-line digest of these summaries."),
             HumanMessage("\n".join(state.summaries)),
         ]
     )
-    return {"report": reply.text}
+    return {"report": reply.text, "messages": [AIMessage(reply.text)]}
+
+
+graph = StateGraph(Digest)
+graph.add_node("summarise", summarise)
+graph.add_node("report", report)
+graph.add_conditional_edges(START, fan_out, ["summarise"])
+graph.add_edge("summarise", "report")  # runs once, after every worker of the step
+graph.add_edge("report", END)
+# No checkpointer here: `flowgraph run` keeps threads in its own store (--db), main() in a file.
+app = graph.compile()
 
 
 def main() -> int:
     db = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp()) / "digest.db"
-    graph = StateGraph(Digest)
-    graph.add_node("summarise", summarise)
-    graph.add_node("report", report)
-    graph.add_conditional_edges(START, fan_out, ["summarise"])
-    graph.add_edge("summarise", "report")  # runs once, after every worker of the step
-    graph.add_edge("report", END)
-    app = graph.compile(checkpointer=SQLiteCheckpointer(db))
+    digest = app.with_checkpointer(SQLiteCheckpointer(db))
 
-    state = app.invoke({"documents": DOCUMENTS}, thread_id="digest")
+    state = digest.invoke({"documents": DOCUMENTS}, thread_id="digest")
     print(f"workers finished in this order: {', '.join(FINISH_ORDER)}")
     print("summaries, gathered in Send order:")
     for line in state.summaries:
@@ -113,7 +151,7 @@ def main() -> int:
     print(f"report: {state.report}")
 
     print("\nCheckpoints, oldest first:")
-    for snapshot in reversed(list(app.get_state_history("digest"))):
+    for snapshot in reversed(list(digest.get_state_history("digest"))):
         nodes = ", ".join(snapshot.metadata.get("nodes", []))
         count = len(snapshot.values.summaries)
         print(f"  step {snapshot.step}: ran {nodes}; summaries: {count}")

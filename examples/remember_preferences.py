@@ -10,23 +10,36 @@ Runs offline by default (a ScriptedChatModel plays the LLM); set
 FLOWGRAPH_MODEL (and FLOWGRAPH_BASE_URL / FLOWGRAPH_API_KEY) for a real one.
 
     python examples/remember_preferences.py [path/to/app.db]
+
+From the command line, two runs are two threads; the second remembers the first:
+
+    flowgraph run examples/remember_preferences.py "I'm vegetarian and like window seats."
+    flowgraph run examples/remember_preferences.py "Book me a flight to Lisbon on Friday."
+
+`app` below is what `flowgraph run` (and `draw`) loads. Its tools keep the
+preferences in the file FLOWGRAPH_DB names (default ./flowgraph.db, the
+CLI's own store): give the store with FLOWGRAPH_DB rather than --db.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from flowgraph import HumanMessage, Tool, create_react_agent, tool
+from flowgraph import CompiledGraph, HumanMessage, Tool, create_react_agent, tool
 from flowgraph.checkpoint import open_checkpointer
 from flowgraph.models import ScriptedChatModel, init_chat_model
 from flowgraph.store import BaseStore, open_store
 
 
-def preference_tools(store: BaseStore, user_id: str) -> list[Tool]:
-    """Tools that read and write one user's preferences in the long-term store."""
+def preference_tools(store: Callable[[], BaseStore], user_id: str) -> list[Tool]:
+    """Tools that read and write one user's preferences in the long-term store `store()`."""
     namespace = ("users", user_id, "preferences")
 
     @tool
@@ -37,7 +50,8 @@ def preference_tools(store: BaseStore, user_id: str) -> list[Tool]:
             topic: One word naming what the preference is about, e.g. "seat".
             preference: The preference itself, e.g. "window seat".
         """
-        store.put(namespace, topic.lower(), {"topic": topic.lower(), "preference": preference})
+        value = {"topic": topic.lower(), "preference": preference}
+        store().put(namespace, topic.lower(), value)
         return f"saved {topic}"
 
     @tool
@@ -47,46 +61,80 @@ def preference_tools(store: BaseStore, user_id: str) -> list[Tool]:
         Args:
             query: Words about what to look up, e.g. "seat diet".
         """
-        found = store.search(namespace, query=query)
+        found = store().search(namespace, query=query)
         return "; ".join(f"{i.value['topic']}: {i.value['preference']}" for i in found) or "none"
 
     return [remember, recall]
 
 
-def pick_model() -> object:
+HEARD = {"vegetarian": ("diet", "vegetarian"), "vegan": ("diet", "vegan")}
+HEARD |= {"window": ("seat", "window seat"), "aisle": ("seat", "aisle seat")}
+SAID = {"diet": "{} meal", "seat": "{}"}
+
+
+def scripted_reply(messages: list[Any]) -> Any:
+    """The offline model: saves the preferences it hears, recalls them before booking."""
+    last = messages[-1]
+    question = [m for m in messages if m.type == "human"][-1].text
+    if last.type == "tool" and last.name == "remember":
+        saved = [c.args for c in [m for m in messages if m.type == "ai"][-1].tool_calls]
+        said = [SAID[a["topic"]].format(a["preference"]) + "s" for a in saved]
+        return f"Noted: {' and '.join(said)} from now on."
+    if last.type == "tool":  # what recall found: book with it
+        trip = re.search(r"\bto ([A-Z]\w+)(?: on (\w+))?", question)
+        where = f"{trip[1]} on {trip[2]}" if trip and trip[2] else trip[1] if trip else "it"
+        found = dict(line.split(": ", 1) for line in last.text.split("; ") if ": " in line)
+        said = [SAID[topic].format(found[topic]) for topic in ("seat", "diet") if topic in found]
+        return f"Booked {where}: {', '.join(said) or 'no saved preferences'}."
+    if "book" in question.lower():
+        return {"tool_calls": [{"name": "recall", "args": {"query": "diet seat"}}]}
+    heard = [HEARD[word] for word in HEARD if word in question.lower()]
+    if heard:
+        calls = [{"name": "remember", "args": {"topic": t, "preference": p}} for t, p in heard]
+        return {"tool_calls": calls}
+    return (
+        "I am the offline stand-in for a model (set FLOWGRAPH_MODEL for a real one); tell me "
+        'a preference ("I\'m vegetarian"), then, in another thread, "Book me a flight to Lisbon."'
+    )
+
+
+def pick_model() -> Any:
     """The real model named by FLOWGRAPH_MODEL, or a scripted one for offline runs."""
     if os.environ.get("FLOWGRAPH_MODEL"):
         return init_chat_model()
-    return ScriptedChatModel(
-        [
-            {
-                "tool_calls": [
-                    {"name": "remember", "args": {"topic": "diet", "preference": "vegetarian"}},
-                    {"name": "remember", "args": {"topic": "seat", "preference": "window seat"}},
-                ]
-            },
-            "Noted: vegetarian meals and window seats from now on.",
-            {"tool_calls": [{"name": "recall", "args": {"query": "vegetarian diet seat"}}]},
-            "Booked Lisbon on Friday: window seat, vegetarian meal.",
-        ]
+    return ScriptedChatModel(scripted_reply)
+
+
+def build_app(store: Callable[[], BaseStore], user_id: str) -> CompiledGraph:
+    """The agent of one user, with tools on the long-term store `store()`."""
+    return create_react_agent(
+        pick_model(),
+        preference_tools(store, user_id),
+        system="You are a travel assistant. Save lasting preferences; recall them before booking.",
     )
+
+
+@functools.cache
+def cli_store() -> BaseStore:
+    """The store of `flowgraph run`: the file (or URL) FLOWGRAPH_DB names, by default the
+    CLI's own ./flowgraph.db, beside its checkpoints. Opened by the first tool call, so
+    importing this file opens nothing."""
+    return open_store(os.environ.get("FLOWGRAPH_DB") or "flowgraph.db")
+
+
+app = build_app(cli_store, "ada")
 
 
 def main() -> int:
     db = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp()) / "app.db"
     store = open_store(db)  # the same file holds the checkpoints
-    app = create_react_agent(
-        pick_model(),  # type: ignore[arg-type]  # a ChatModel either way
-        preference_tools(store, "ada"),
-        system="You are a travel assistant. Save lasting preferences; recall them before booking.",
-        checkpointer=open_checkpointer(db),
-    )
+    agent = build_app(lambda: store, "ada").with_checkpointer(open_checkpointer(db))
     for thread, text in [
         ("monday", "I'm vegetarian, and I always want a window seat."),
         ("friday", "Book me a flight to Lisbon on Friday."),
     ]:
         print(f"[{thread}] user > {text}")
-        for part in app.stream({"messages": [HumanMessage(text)]}, thread_id=thread):
+        for part in agent.stream({"messages": [HumanMessage(text)]}, thread_id=thread):
             for message in part.data.get("messages", []):
                 if message.type == "ai" and message.tool_calls:
                     for call in message.tool_calls:
@@ -95,7 +143,7 @@ def main() -> int:
                     print(f"  {message.name} -> {message.text}")
                 elif message.type == "ai":
                     print(f"[{thread}] agent > {message.text}")
-    friday = app.get_state("friday").values.messages
+    friday = agent.get_state("friday").values.messages
     print(f"\n'friday' holds {len(friday)} messages, none of 'monday'; the store in {db.name}:")
     for namespace in store.list_namespaces(("users",)):
         for item in sorted(store.search(namespace), key=lambda item: item.key):

@@ -41,7 +41,9 @@ from flowgraph.graph import (
     StreamMode,
     StreamPart,
     _diagrams,
+    aonce,
     interrupt,
+    once,
 )
 from flowgraph.messages import (
     REMOVE_ALL_MESSAGES,
@@ -256,6 +258,7 @@ __all__ = [
     "UserMessage",
     "VideoPart",
     "add_messages",
+    "aonce",
     "build_diagram",
     "count_tokens_approximately",
     "create_react_agent",
@@ -264,6 +267,7 @@ __all__ = [
     "interrupt",
     "messages_from_dicts",
     "messages_to_dicts",
+    "once",
     "render",
     "tiktoken_counter",
     "to_ascii",

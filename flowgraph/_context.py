@@ -17,6 +17,7 @@ from flowgraph.errors import BudgetExceededError
 
 __all__ = [
     "RunUsage",
+    "TaskMemo",
     "TaskScope",
     "bind_store",
     "charge_model_call",
@@ -97,6 +98,23 @@ class RunUsage:
 
 
 @dataclass(slots=True)
+class TaskMemo:
+    """What `once()` calls of one task returned: kept across the task's retries, and
+    (with a checkpointer) stored with the step's pending writes, so a resume finds it."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    """Key -> the value returned (or decoded from `stored`)."""
+    stored: dict[str, bytes] = field(default_factory=dict)
+    """Key -> the value's encoded bytes, as stored (what a resume starts from)."""
+    save: Callable[[str, bytes], None] | None = None
+    """Adds a key's bytes to `stored` and stores them (None: no checkpointer, memory only)."""
+    save_blocks: bool = False
+    """`save` does I/O that must not run on the event loop (async callers hop to a thread)."""
+    calls: dict[str, int] = field(default_factory=dict)
+    """Per-attempt counters for callers that number their calls (a model node's replies)."""
+
+
+@dataclass(slots=True)
 class TaskScope:
     """Who is running right now: the node, its step and task, and the run's channels."""
 
@@ -117,6 +135,8 @@ class TaskScope:
     """Where this task sits inside the node the parent run paused ("" for the node itself;
     a subgraph's inner task adds its step and index), so interrupt keys stay distinct."""
     interrupts_seen: int = 0
+    memo: TaskMemo | None = None
+    """The task's `once()` results (made on first use when the run keeps no history)."""
 
 
 current_task: ContextVar[TaskScope | None] = ContextVar("flowgraph_current_task", default=None)

@@ -1,8 +1,11 @@
 """State schemas: MessagesState, and which reducer merges each field.
 
-A schema is a pydantic model or a TypedDict. A field annotated
-`Annotated[T, reducer]` merges updates through `reducer(old, new)`; any
-other field is replaced by the update.
+A schema is a pydantic model or a TypedDict (`typing`'s or
+`typing_extensions`'). A field annotated `Annotated[T, reducer]` merges
+updates through `reducer(old, new)`; any other field is replaced by the
+update. A TypedDict's `Required[...]`, `NotRequired[...]` and `ReadOnly[...]`
+wrappers say whether the key must be there, not how it merges: they are
+looked through.
 """
 
 from __future__ import annotations
@@ -29,10 +32,54 @@ class MessagesState(BaseModel):
 
     messages: Annotated[list[AnyMessage], add_messages] = Field(default_factory=list)
 
+    # LangGraph's MessagesState is a TypedDict, read as a mapping; so can this one be.
+    # A subclass's field declared without a default is unset until written: absent here.
+
+    def __getitem__(self, key: str) -> Any:
+        """`state["messages"]`: a field's value; KeyError when it is not a field or unset."""
+        try:
+            return self.__dict__[key]
+        except KeyError:
+            raise KeyError(key) from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """`state.get("summary", "")`: a field's value, or `default` when it is unset."""
+        return self.__dict__.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        """`"summary" in state`: True when the field has a value."""
+        return key in self.__dict__
+
 
 def is_typeddict_schema(schema: object) -> bool:
-    """True for a TypedDict class (a state given as plain dicts)."""
-    return is_typeddict(schema)
+    """True for a TypedDict class (a state given as plain dicts), whichever module made it.
+
+    `typing.is_typeddict` is False on Python 3.11 for a `typing_extensions`
+    TypedDict (a class of its own there), which LangGraph's docs use; both
+    are dict subclasses that know their required and optional keys.
+    """
+    return is_typeddict(schema) or (
+        isinstance(schema, type)
+        and issubclass(schema, dict)
+        and type(schema).__name__ == "_TypedDictMeta"
+        and hasattr(schema, "__required_keys__")
+    )
+
+
+_QUALIFIERS = frozenset({"Required", "NotRequired", "ReadOnly"})
+
+
+def _without_qualifiers(hint: Any) -> Any:
+    """`hint` without TypedDict key qualifiers: NotRequired[Annotated[T, r]] -> Annotated[T, r]."""
+    while getattr(get_origin(hint), "_name", None) in _QUALIFIERS:
+        hint = get_args(hint)[0]
+    return hint
+
+
+def typeddict_hints(schema: type[Any]) -> dict[str, Any]:
+    """A TypedDict's field types, `Annotated` kept, key qualifiers removed."""
+    hints = get_type_hints(schema, include_extras=True)
+    return {name: _without_qualifiers(hint) for name, hint in hints.items()}
 
 
 def _reducer_in(metadata: tuple[Any, ...] | list[Any]) -> Reducer | None:
@@ -44,8 +91,8 @@ def field_reducers(schema: type[Any]) -> dict[str, Reducer | None]:
     """Every field of `schema`, mapped to its reducer (None: the update replaces it)."""
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return {name: _reducer_in(info.metadata) for name, info in schema.model_fields.items()}
-    if is_typeddict(schema):
-        hints = get_type_hints(schema, include_extras=True)
+    if is_typeddict_schema(schema):
+        hints = typeddict_hints(schema)
         return {
             name: _reducer_in(get_args(hint)[1:]) if get_origin(hint) is Annotated else None
             for name, hint in hints.items()

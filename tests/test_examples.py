@@ -1,17 +1,26 @@
 """Every example runs offline, as the README promises, and says what it should.
 
 Each example runs in a fresh process with a clean environment (no
-FLOWGRAPH_MODEL: the scripted model) and this checkout on its path. With
-FLOWGRAPH_TEST_OPENAI_URL set, some also run against llama.cpp's server; its
+FLOWGRAPH_MODEL: the scripted model) and this checkout on its path: as a
+script (`python examples/NAME.py`), and as an app through the `flowgraph`
+command (`run` with the README's commands, and `draw`). With
+FLOWGRAPH_TEST_OPENAI_URL set, they also run against llama.cpp's server; its
 tiny model always says the same sentence, so those checks are on structure
 (the run finished, the replies came from the server), not on wording.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shlex
+import signal
 import subprocess
 import sys
+import sysconfig
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -30,12 +39,14 @@ EXPECTED = {
     ],
     "react_agent.py": [
         "agent > calls get_weather({'city': 'Atlantis'})  [call_1_1]",
+        "agent > calls convert({'celsius': 24.0})  [call_2_0]",
         "tool  < get_weather [success]: sunny, 24°C",
         "tool  < get_weather [error]: Error: tool `get_weather` raised LookupError: "
         "no weather station in Atlantis",
         "tool  < convert [success]: 75.2°F",
         "agent > Paris is sunny at 24°C (75.2°F). I could not find any weather for Atlantis.",
-        "  step 3: ran agent      next (done)  messages: 6",
+        "  step 5: ran agent      next (done)  messages: 7",
+        "  step 3: ran agent      next tools   messages: 5",
         "  step 1: ran agent      next tools   messages: 2",
     ],
     "persona_switch.py": [
@@ -63,7 +74,6 @@ EXPECTED = {
         "What the tools actually did: ['Chez Paul, 2 people at 20:00']",
     ],
     "resume_after_crash.py": [
-        "  [child] model call 2, inside the agent node: SIGKILL now",
         "child exit status: -9",
         "  step 2: ran tools     next agent",
         "The last one (step 2) holds 4 messages:",
@@ -76,7 +86,8 @@ EXPECTED = {
         "  checkpoints: Every step writes a msgpack checkpoint.\n"
         "  messages: Messages merge by id.\n"
         "  diagrams: Any graph exports to Mermaid, DOT or SVG.\n",
-        "report: Release digest: 3 topics covered.",
+        "report: Digest of 3 topics: Every step writes a msgpack checkpoint. Messages merge by id. "
+        "Any graph exports to Mermaid, DOT or SVG.",
         "  step 1: ran summarise, summarise, summarise; summaries: 3",
         "  step 2: ran report; summaries: 3",
     ],
@@ -98,9 +109,19 @@ EXPECTED = {
         "thread idle, 4 messages, 5 checkpoints",
         "runs: ['success', 'success']",
     ],
+    "from_langgraph.py": [
+        "================================ Human Message =================================\n\n"
+        "Where is my order 42?",
+        "Tool Calls:\n  lookup_order (call_1_0)\n Call ID: call_1_0\n  Args:\n    order_id: 42",
+        "Name: lookup_order\n\nshipped on Monday, arriving Thursday",
+        "Order 42: shipped on Monday, arriving Thursday.",
+        "topic: orders",
+        "the diagram ends smalltalk at END: True",
+        "tools the model was offered: ['lookup_order', 'cancel_order']",
+    ],
     "remember_preferences.py": [
         "  remember -> saved diet",
-        "  recall -> diet: vegetarian; seat: window seat",
+        "  recall -> seat: window seat; diet: vegetarian",
         "[friday] agent > Booked Lisbon on Friday: window seat, vegetarian meal.",
         "'friday' holds 4 messages, none of 'monday'; the store in example.db:",
         "  ('users', 'ada', 'preferences') 'seat': {'topic': 'seat', 'preference': 'window seat'}",
@@ -138,6 +159,8 @@ def test_example_runs_offline(example: Path, tmp_path: Path) -> None:
     done = run_example(example, tmp_path)
     for line in EXPECTED.get(example.name, []):
         assert line in done.stdout
+    if example.name == "resume_after_crash.py":  # the child's last words, on its stderr
+        assert "  model call 2, inside the agent node: SIGKILL now\n" in done.stderr
 
 
 def test_every_example_has_expectations() -> None:
@@ -197,3 +220,374 @@ def test_example_runs_against_llama_server(
     if name == "resume_after_crash.py":
         assert "child exit status: -9" in done.stdout  # it really was killed, then resumed
         assert "same ids: True" in done.stdout
+
+
+# -- every example is an app: the `flowgraph` command runs and draws each one ----------
+#
+# Each example has a session: `flowgraph` commands written as in the README (from the
+# repository's root: `examples/NAME.py`), each with what it must print. They run as
+# real subprocesses of the installed `flowgraph` script, in a scratch directory that
+# links `examples/` (so the default store, ./flowgraph.db, is the scratch one).
+
+
+@dataclass(frozen=True)
+class Call:
+    """One `flowgraph` command line and what it must do."""
+
+    command: str
+    """As a shell would read it: `[VAR=value ...] flowgraph ARGS`."""
+    code: int = 0
+    out: str | None = None
+    """All of stdout (the answer), when given."""
+    err: tuple[str, ...] = ()
+    """Lines stderr must hold (progress, pauses, hints); {ms} and {tokens} match any."""
+    not_err: tuple[str, ...] = ()
+    """Text stderr must not hold (a step that must not run again)."""
+
+
+@dataclass(frozen=True)
+class Session:
+    calls: tuple[Call, ...]
+    nodes: tuple[str, ...]
+    """The graph's nodes, which its diagram must name."""
+    model: bool = True
+    """False if no model answers (the reply is the graph's own)."""
+
+
+def _run(prompt: str, answer: str, *err: str) -> Call:
+    return Call(f"flowgraph run {prompt}", out=answer + "\n", err=err)
+
+
+SESSIONS = {
+    "quickstart.py": Session(
+        (
+            _run(
+                """examples/quickstart.py "What's the weather in Paris and Rome?\"""",
+                "Paris is sunny (24°C); Rome is cloudy (19°C).",
+                "  step 2  tools  {ms}  +2 msg  get_weather: success  get_weather: success",
+                "agent> Paris is sunny (24°C); Rome is cloudy (19°C).",
+            ),
+        ),
+        nodes=("agent", "tools"),
+    ),
+    "react_agent.py": Session(
+        (
+            _run(
+                'examples/react_agent.py "Weather in Paris (also in °F) and in Atlantis?"',
+                "Paris is sunny at 24°C (75.2°F). I could not find any weather for Atlantis.",
+                "  step 2  tools  {ms}  +2 msg  get_weather: success  get_weather: error",
+                "  step 4  tools  {ms}  +1 msg  convert: success",
+            ),
+        ),
+        nodes=("agent", "tools"),
+    ),
+    "persona_switch.py": Session(
+        (
+            _run(
+                'examples/persona_switch.py "Please review: def f(n): return 10 / n"',
+                "Bug: division by zero when n == 0. Missing type hints. Rename `f`.",
+                "  step 2  persona  {ms}  +2 msg",  # the system message and the reply's turn
+            ),
+        ),
+        nodes=("triage", "persona", "agent"),
+    ),
+    "from_langgraph.py": Session(
+        (
+            _run(
+                'examples/from_langgraph.py "Where is my order 42?"',
+                "Order 42: shipped on Monday, arriving Thursday.",
+                "  step 3  tools  {ms}  +1 msg  lookup_order: success",
+            ),
+        ),
+        nodes=("triage", "orders", "tools", "smalltalk"),
+    ),
+    "group_chat.py": Session(
+        (
+            Call(
+                "flowgraph run examples/group_chat.py --input "
+                """'{"messages": [{"role": "user", "content": "CI is flaky.", "name": "bob"}]}'"""
+                " --thread standup",
+                out="Thanks, Bob! Heard so far from: Bob.\n",
+            ),
+            Call(
+                'flowgraph run examples/group_chat.py "Who has spoken?" --thread standup -q',
+                out="Thanks! Heard so far from: Bob.\n",
+            ),
+        ),
+        nodes=("agent",),
+    ),
+    "remember_preferences.py": Session(
+        (
+            _run(
+                """examples/remember_preferences.py "I'm vegetarian and like window seats.\"""",
+                "Noted: vegetarian meals and window seats from now on.",
+                "  step 2  tools  {ms}  +2 msg  remember: success  remember: success",
+            ),
+            # a new thread: the preferences come from the store, not from its messages
+            _run(
+                'examples/remember_preferences.py "Book me a flight to Lisbon on Friday."',
+                "Booked Lisbon on Friday: window seat, vegetarian meal.",
+                '  step 1  agent  {ms}  +1 msg  {tokens}  calls recall({"query": "diet seat"})',
+            ),
+        ),
+        nodes=("agent", "tools"),
+    ),
+    "human_in_the_loop.py": Session(
+        (
+            Call(
+                "flowgraph run examples/human_in_the_loop.py "
+                '"Book a table for two at Chez Paul at 20:00." --thread dinner',
+                code=3,
+                out="",
+                err=(
+                    "  step 2  approve  paused  +0 msg",
+                    "Thread dinner is waiting for input. Resume it with:",
+                    "  flowgraph resume dinner --value JSON",
+                ),
+            ),
+            Call(
+                """flowgraph resume dinner --value '{"approved": true}'""",
+                out="Done: Booked Chez Paul for 2 at 20:00 (confirmation FG-1).\n",
+                err=("  step 3  tools  {ms}  +1 msg  book_table: success",),
+            ),
+            Call(
+                'flowgraph run examples/human_in_the_loop.py "Now invite all my contacts." '
+                "--thread dinner",
+                code=3,
+                out="",
+            ),
+            Call(
+                """flowgraph resume dinner --value '"no, not tonight"'""",
+                out="Understood, I did not send anything.\n",
+                err=("  step 7  approve  {ms}  +1 msg  send_invitations: error",),
+                not_err=("tools",),
+            ),
+        ),
+        nodes=("agent", "approve", "tools"),
+    ),
+    "resume_after_crash.py": Session(
+        (
+            Call(
+                "CRASH_AT_MODEL_CALL=2 flowgraph run examples/resume_after_crash.py "
+                '"Fetch the release notes of versions 1.0 and 2.0." --thread notes',
+                code=-signal.SIGKILL,
+                out="",
+                err=("  model call 2, inside the agent node: SIGKILL now",),
+            ),
+            Call(
+                "flowgraph resume notes",
+                out="1.0 first release: SQLite checkpoints; 2.0 adds resume and diagrams.\n",
+                err=("  step 3  agent  {ms}  +1 msg  {tokens}",),
+                not_err=("tools",),  # the tools ran before the kill: not again
+            ),
+        ),
+        nodes=("agent", "tools"),
+    ),
+    "serve_agent.py": Session(
+        (
+            Call(
+                'flowgraph run examples/serve_agent.py "Book a meeting with Ada on Friday" '
+                "--thread ada",
+                code=3,
+                out="",
+                err=("  step 2  approve  paused  +0 msg", "  flowgraph resume ada --value JSON"),
+            ),
+            Call(
+                """flowgraph resume ada --value '"yes"'""",
+                out="Done. Booked: Ada, Friday 10:00 (confirmation M-42).\n",
+                err=("  step 3  tools  {ms}  +1 msg  book_meeting: success",),
+            ),
+        ),
+        nodes=("agent", "approve", "tools"),
+    ),
+    "map_reduce.py": Session(
+        (
+            _run(
+                'examples/map_reduce.py "Checkpoints make runs resumable. Messages merge by id. '
+                'Diagrams show the path."',
+                "Digest of 3 topics: Checkpoints make runs resumable. Messages merge by id. "
+                "Diagrams show the path.",
+                # the workers finish in reverse order, each reply on its own line
+                "summarise> Diagrams show the path.",
+                "summarise> Messages merge by id.",
+                "summarise> Checkpoints make runs resumable.",
+                "  step 1  summarise  {ms}  +0 msg",
+            ),
+            Call(
+                "flowgraph run examples/map_reduce.py --input "
+                """'{"documents": {"a": "One. Two.", "b": "Three."}}' -q""",
+                out="Digest of 2 topics: One. Three.\n",
+            ),
+        ),
+        nodes=("summarise", "report"),
+    ),
+    "export_diagrams.py": Session(
+        (
+            Call("flowgraph draw examples/export_diagrams.py -o persona.svg", out=""),
+            _run(
+                'examples/export_diagrams.py "Please review: def f(n): return 10 / n"',
+                "Lint says: E999 division by zero possible.",
+            ),
+            _run(
+                'examples/export_diagrams.py:react_agent "Weather in Paris?"',
+                "It is sunny in Paris.",
+            ),
+        ),
+        nodes=("triage", "persona", "agent", "tools"),
+    ),
+    "celery_workers.py": Session(
+        (_run('examples/celery_workers.py "CI is flaky."', "Noted: CI is flaky."),),
+        nodes=("reply",),
+        model=False,
+    ),
+}
+_FIELDS = {"{ms}": r"\d+\.\d ms", "{tokens}": r"\d+ tokens"}
+
+
+def flowgraph(command: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run `[VAR=value ...] flowgraph ARGS` with the installed script, on this checkout."""
+    words = shlex.split(command)
+    while "=" in words[0]:
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
+    assert words[0] == "flowgraph", command
+    script = Path(sysconfig.get_path("scripts")) / "flowgraph"
+    assert script.exists(), "pip install -e . installs the `flowgraph` script"
+    return subprocess.run(
+        [str(script), *words[1:]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONIOENCODING": "utf-8",
+            "PYTHONDONTWRITEBYTECODE": "1",  # nothing written next to the examples
+            "HOME": str(cwd),
+            "PYTHONPATH": str(ROOT),  # this checkout, whatever `pip install -e` pointed at
+            **env,
+        },
+        cwd=cwd,
+    )
+
+
+def scratch(tmp_path: Path) -> Path:
+    """A working directory where `examples/NAME.py` means this checkout's example."""
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    return tmp_path
+
+
+def _line(pattern: str) -> re.Pattern[str]:
+    regex = re.escape(pattern)
+    for field, value in _FIELDS.items():
+        regex = regex.replace(re.escape(field), value)
+    return re.compile(f"^{regex}", re.MULTILINE)
+
+
+def via_run(example: Path, session: Session, tmp_path: Path) -> None:
+    """The session's commands, in order, on one store: each prints what it should."""
+    cwd = scratch(tmp_path)
+    for call in session.calls:
+        done = flowgraph(call.command, cwd)
+        shown = f"$ {call.command}\nstatus {done.returncode}\n{done.stdout}{done.stderr}"
+        assert done.returncode == call.code, shown
+        if call.out is not None:
+            assert done.stdout == call.out, shown
+        for line in call.err:
+            assert _line(line).search(done.stderr), f"no line {line!r} in:\n{shown}"
+        for text in call.not_err:
+            assert text not in done.stderr, f"{text!r} should not be in:\n{shown}"
+
+
+def via_draw(example: Path, session: Session, tmp_path: Path) -> None:
+    """`flowgraph draw examples/NAME.py -o x.svg`: an SVG naming every node; nothing else."""
+    cwd = scratch(tmp_path)
+    done = flowgraph(f"flowgraph draw examples/{example.name} -o x.svg", cwd)
+
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "Wrote x.svg\n")
+    svg = ElementTree.parse(cwd / "x.svg").getroot()
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+    labels = {"".join(e.itertext()) for e in svg.iter("{http://www.w3.org/2000/svg}text")}
+    assert {"START", "END", *session.nodes} <= labels, labels
+    # importing the example ran nothing: no store, no output files, no servers
+    assert sorted(p.name for p in cwd.iterdir()) == ["examples", "x.svg"]
+
+
+SURFACES = [pytest.param(via_run, id="run"), pytest.param(via_draw, id="draw")]
+"""How a user drives an app from the shell; `flowgraph serve` joins as one more entry."""
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_is_an_app(
+    example: Path, surface: Callable[[Path, Session, Path], None], tmp_path: Path
+) -> None:
+    session = SESSIONS.get(example.name)
+    assert session is not None, (
+        f"add to SESSIONS the `flowgraph` commands that run {example.name} (and to the "
+        "README's example table): every example is an app the CLI runs"
+    )
+    surface(example, session, tmp_path)
+
+
+def _readme_commands() -> dict[str, list[str]]:
+    """The example table's CLI column: example file -> the commands shown for it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Examples\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for row in re.findall(r"^\| \[`(\w+\.py)`\]\(examples/\1\) \|.*\|(.*)\|$", section, re.M):
+        name, cell = row
+        rows[name] = re.findall(r"`([^`]*flowgraph [^`]+)`", cell)
+    return rows
+
+
+def test_the_readme_shows_each_example_s_commands_and_they_are_the_tested_ones() -> None:
+    shown = _readme_commands()
+
+    assert set(shown) == {p.name for p in EXAMPLES}
+    for name, commands in shown.items():
+        tested = [shlex.split(c.command) for c in SESSIONS[name].calls]
+        assert commands, f"the README shows no command for {name}"
+        assert shlex.split(commands[0]) == tested[0], name
+        for command in commands:
+            assert shlex.split(command) in tested, f"{name}: {command} is not tested"
+
+
+@pytest.mark.skipif(
+    not LLAMA_URL,
+    reason="FLOWGRAPH_TEST_OPENAI_URL is not set; start ../shared/tools/llama-server/start.sh "
+    "PORT and export FLOWGRAPH_TEST_OPENAI_URL=http://127.0.0.1:PORT/v1",
+)
+@pytest.mark.parametrize(
+    "example", [p for p in EXAMPLES if SESSIONS.get(p.name, Session((), ())).model], ids=str
+)
+def test_flowgraph_run_on_each_example_against_llama_server(example: Path, tmp_path: Path) -> None:
+    cwd = scratch(tmp_path)
+    first = next(c.command for c in SESSIONS[example.name].calls if " run " in c.command)
+    words = shlex.split(first)
+    if "--thread" in words:
+        del words[words.index("--thread") : words.index("--thread") + 2]
+    command = shlex.join([w for w in words if w != "-q"] + ["--thread", "real"])
+
+    done = flowgraph(
+        command, cwd, FLOWGRAPH_MODEL="openai:tiny", FLOWGRAPH_BASE_URL=LLAMA_URL or ""
+    )
+
+    # the tiny model answers without asking for tools: nothing pauses, nothing crashes
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello from a tiny scripted model.\n"
+    exported = flowgraph("flowgraph export real --format openai", cwd).stdout.splitlines()
+    assert json.loads(exported[-1]) == {
+        "role": "assistant",
+        "content": "Hello from a tiny scripted model.",
+    }
+
+
+def test_the_readme_s_loader_error_is_the_one_the_cli_prints(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command, error = re.findall(r"^\$ (flowgraph draw \S+:persona .*)\n(.*)$", readme, re.M)[0]
+
+    done = flowgraph(command, scratch(tmp_path))
+
+    assert done.returncode == 1
+    assert done.stderr == error + "\n"

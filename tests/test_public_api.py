@@ -23,7 +23,7 @@ REEXPORTED = {
         "merge_chunks",
     },
     "flowgraph.models": {
-        "DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "BaseChatModel", "ChatModelListener",
+        "DEFAULT_LIMITS", "DEFAULT_TIMEOUT", "BaseChatModel", "BoundChatModel", "ChatModelListener",
         "HttpChatModel", "ModelErrorEvent", "ModelRequestEvent", "ModelResponseEvent",
         "ResponseFormat", "ScriptedReply", "ScriptedRequest", "StreamingHandler", "ToolChoice",
         "ToolLike", "ToolSpec", "tool_specs",

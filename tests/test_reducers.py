@@ -389,6 +389,83 @@ def test_a_shallow_copy_of_a_message_list_keeps_positions_of_its_own() -> None:
     assert merged._positions == {"1": 0, "2": 1, "4": 2}  # type: ignore[attr-defined]
 
 
+FIRST_WRITE_EDITS: list[tuple[str, Callable[[MessageList], Any]]] = [
+    ("append-tuple", lambda ml: ml.append(("ai", "a tuple"))),
+    ("append-repeated-id", lambda ml: ml.append(A("B", "2"))),
+    (
+        "extend-dict-and-repeat",
+        lambda ml: ml.extend([{"role": "user", "content": "d"}, A("B", "2")]),
+    ),
+    ("insert-tuple", lambda ml: ml.insert(1, ("human", "inserted"))),
+    ("setitem-repeated-id", lambda ml: ml.__setitem__(0, A("B", "2"))),
+    ("iadd-tuple", lambda ml: ml.__iadd__([("ai", "a tuple")])),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "edit"), FIRST_WRITE_EDITS, ids=[name for name, _ in FIRST_WRITE_EDITS]
+)
+def test_a_hand_edited_message_list_as_a_first_write_is_coerced_and_deduplicated(
+    name: str, edit: Callable[[MessageList], Any]
+) -> None:
+    """A MessageList add_messages made, then edited by hand, written into an empty list
+    (a new thread's input, a history passed back in): the edit dropped the remembered
+    positions, so the merge coerces and de-duplicates as for any list."""
+    written = add_messages([], [H("a", "1"), H("b", "2")])
+    edit(written)
+    by_hand = list(written)
+    merged = add_messages([], written)
+    assert all(isinstance(m, BaseMessage) for m in merged)
+    ids = [m.id for m in merged]
+    assert None not in ids and len(set(ids)) == len(ids)
+    expected = reference([], [coerce(m, i) for i, m in enumerate(by_hand)])
+    assert [(m.type, m.text) for m in merged] == [(m.type, m.text) for m in expected]
+    again = add_messages(merged, [A("later", "later")])  # and the result merges on as usual
+    assert [m.id for m in again] == [*ids, "later"]
+
+
+def coerce(message: Any, index: int) -> BaseMessage:
+    """What add_messages makes of an item: a message, with an id of its own if it had none."""
+    coerced = add_messages([], [message])[0]
+    return coerced if message_id(message) else coerced.model_copy(update={"id": f"new-{index}"})
+
+
+def message_id(item: Any) -> str | None:
+    return item.id if isinstance(item, BaseMessage) else None
+
+
+def test_merging_into_a_long_history_reads_none_of_its_ids() -> None:
+    """The O(update) promise, observed without a clock: the history's items are swapped for
+    stand-ins that count reads of `.id` (behind the list's back, so the remembered
+    positions stay); merging updates into it must not read one of them."""
+    reads = [0]
+
+    class CountingReads:
+        def __init__(self, message: BaseMessage) -> None:
+            self.message = message
+
+        @property
+        def id(self) -> str | None:
+            reads[0] += 1
+            return self.message.id
+
+    history = add_messages([], [H(f"m{i}", str(i)) for i in range(500)])
+    for i, message in enumerate(history):
+        list.__setitem__(history, i, CountingReads(message))
+    merged = add_messages(history, [A("new", "new"), A("replaced", "7")])
+    merged = add_messages(merged, [A("newer", "newer"), A("replaced again", "new")])
+    merged = add_messages(merged, [("ai", "coerced, id-less")])
+    assert reads == [0]
+    assert len(merged) == 503
+    assert (merged[7].text, merged[500].text, merged[501].text) == (
+        "replaced",
+        "replaced again",
+        "newer",
+    )
+    assert merged[502].text == "coerced, id-less" and merged[502].id
+    assert isinstance(merged[8], CountingReads) and merged[8].message.text == "m8"
+
+
 # ------------------------------------------------------------ properties
 
 _pool = st.sampled_from(["a", "b", "c", "d", "e", "f"])

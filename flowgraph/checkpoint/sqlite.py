@@ -97,20 +97,30 @@ reaches between checkpoints, so normal use never pays for re-growing it)."""
 
 
 def _record(row: tuple[object, ...]) -> CheckpointRecord:
+    """A checkpoint row as a record; a row whose columns have the wrong types (written
+    behind the store's back, or damaged) is a DeserializationError naming it."""
     thread_id, checkpoint_id, parent_id, step, created_at, base_id, payload = row
     if not isinstance(payload, bytes):
-        raise DeserializationError(
-            f"Checkpoint {checkpoint_id!r} of thread {thread_id!r} has no binary payload; "
-            "the row is damaged"
-        )
+        raise _damaged(thread_id, checkpoint_id, "has no binary payload")
+    if type(step) is not int:
+        raise _damaged(thread_id, checkpoint_id, f"has step {step!r}, not an integer")
+    if not isinstance(created_at, (float, int)):
+        raise _damaged(thread_id, checkpoint_id, f"has created_at {created_at!r}, not a number")
     return CheckpointRecord(
         thread_id=str(thread_id),
         checkpoint_id=str(checkpoint_id),
         parent_id=None if parent_id is None else str(parent_id),
-        step=int(step),  # type: ignore[call-overload]  # an INTEGER column
-        created_at=float(created_at),  # type: ignore[arg-type]  # a REAL column
+        step=step,
+        created_at=float(created_at),
         base_id=str(base_id),
         payload=payload,
+    )
+
+
+def _damaged(thread_id: object, checkpoint_id: object, problem: str) -> DeserializationError:
+    return DeserializationError(
+        f"Checkpoint {checkpoint_id!r} of thread {thread_id!r} {problem}; the row is damaged "
+        "(restore the file from a backup, or delete_thread() to drop the thread)"
     )
 
 
@@ -261,6 +271,12 @@ class SQLiteCheckpointer(BaseCheckpointer):
         return _Transaction(self._db())
 
     def close(self) -> None:
+        """Close every connection, whichever thread opened it.
+
+        The last one to close copies the WAL into the database file and
+        removes the -wal and -shm files, so the file alone is the store. A
+        later call opens new connections, as the other backends do.
+        """
         with self._lock:
             for db in self._connections:
                 db.close()

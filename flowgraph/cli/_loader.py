@@ -2,7 +2,9 @@
 
 The name may be a compiled graph, a `StateGraph` (compiled here), or a
 function (a factory) returning either. Without a name, `app` is used, or
-the module's only compiled graph. A file is imported under its own stem
+the module's only graph; when neither is there, the error lists what the
+module has that could be meant (graphs, StateGraphs, functions annotated
+to return one), or shows the two shapes the CLI accepts. A file is imported under its own stem
 (`agent.py` becomes module `agent`, with its directory on `sys.path`), as
 `import agent` would, so classes it registers with the codec keep the
 names a script importing it would give them.
@@ -86,11 +88,90 @@ def _import_module(name: str) -> ModuleType:
 
 
 def _candidates(module: ModuleType) -> list[str]:
+    """The module's graphs, the only things picked without being named."""
     return [
         name
         for name, value in vars(module).items()
         if not name.startswith("_") and isinstance(value, (CompiledGraph, StateGraph))
     ]
+
+
+def _returns_graph(function: Any) -> str | None:
+    """`CompiledGraph` or `StateGraph` if the function's return annotation says so."""
+    try:
+        returns = inspect.signature(function, eval_str=True).return_annotation
+    except Exception:  # an annotation naming what only TYPE_CHECKING imports: read the text
+        returns = inspect.signature(function).return_annotation
+    if isinstance(returns, type) and issubclass(returns, (CompiledGraph, StateGraph)):
+        return "StateGraph" if issubclass(returns, StateGraph) else "CompiledGraph"
+    if isinstance(returns, str):
+        last = returns.strip().rpartition(".")[2]
+        return last if last in ("CompiledGraph", "StateGraph") else None
+    return None
+
+
+def _required(function: Any) -> list[str]:
+    """The parameters a call with no arguments would miss."""
+    return [
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Meant:
+    """Something in the module that may be the app the user meant."""
+
+    name: str
+    shown: str
+    runnable: bool
+
+
+def _could_be_meant(module: ModuleType) -> list[_Meant]:
+    """What in the module looks like an app: graphs, StateGraphs, factories annotated so."""
+    found = []
+    for name, value in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, CompiledGraph):
+            found.append(_Meant(name, f"{name} (a compiled graph)", True))
+        elif isinstance(value, StateGraph):
+            found.append(_Meant(name, f"{name} (a StateGraph)", True))
+        elif inspect.isfunction(value) and value.__module__ == module.__name__:
+            returns = _returns_graph(value)
+            if returns is None:
+                continue
+            needs = _required(value)
+            if needs:
+                shown = (
+                    f"{name}({', '.join(needs)}) (returns {returns}; the CLI passes no arguments)"
+                )
+            else:
+                shown = f"{name}() (returns {returns})"
+            found.append(_Meant(name, shown, not needs))
+    return found
+
+
+def _shapes(where: str) -> str:
+    """The two shapes the CLI accepts, each with a one-line example."""
+    return (
+        f"give it `app = graph.compile()` at module level (run as {where}), or a factory "
+        f"`def make_app() -> CompiledGraph: ...` (run as {where}:make_app)"
+    )
+
+
+def _listed(meant: list[_Meant], where: str) -> str:
+    """`it has: ...; name one: ...`, or what to add when nothing there can be run."""
+    if not meant:
+        return (
+            f"it defines no compiled graph, StateGraph or function returning one; {_shapes(where)}"
+        )
+    has = f"it has: {', '.join(m.shown for m in meant)}"
+    runnable = [m.name for m in meant if m.runnable]
+    if runnable:
+        return f"{has}; name one: {where}:{runnable[0]}"
+    return f"{has}; none runs without arguments: {_shapes(where)}"
 
 
 def _attribute(module: ModuleType, name: str | None, where: str) -> tuple[str, Any]:
@@ -100,18 +181,15 @@ def _attribute(module: ModuleType, name: str | None, where: str) -> tuple[str, A
         else:
             found = _candidates(module)
             if len(found) != 1:
-                listed = f" (it has: {', '.join(found)})" if found else ""
-                raise CliError(
-                    f"{where} has no `{DEFAULT_NAME}` and no single graph to pick{listed}; "
-                    f"name one: {where}:NAME"
-                )
+                meant = _could_be_meant(module)
+                what = " and no single graph to pick" if meant else ""
+                raise CliError(f"{where} has no `{DEFAULT_NAME}`{what}; {_listed(meant, where)}")
             name = found[0]
     value: Any = module
     for part in name.split("."):
         if not hasattr(value, part):
-            found = _candidates(module)
-            listed = f"; graphs it defines: {', '.join(found)}" if found else ""
-            raise CliError(f"{where} has no attribute {name!r}{listed}")
+            listed = _listed(_could_be_meant(module), where)
+            raise CliError(f"{where} has no attribute {name!r}; {listed}")
         value = getattr(value, part)
     return name, value
 
@@ -122,14 +200,9 @@ def _as_app(value: Any, label: str) -> CompiledGraph:
     if isinstance(value, StateGraph):
         return value.compile()
     if callable(value) and not isinstance(value, type):
-        required = [
-            p
-            for p in inspect.signature(value).parameters.values()
-            if p.default is inspect.Parameter.empty
-            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
+        required = _required(value)
         if required:
-            names = ", ".join(p.name for p in required)
+            names = ", ".join(required)
             raise CliError(
                 f"{label} is a function that needs arguments ({names}); "
                 "the CLI calls a factory with none"

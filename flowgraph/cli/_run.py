@@ -115,7 +115,8 @@ class _Progress:
         self.console = console
         self.style = Style(console.err)
         self.step: _Step | None = None
-        self.streaming: tuple[int, str] | None = None
+        self.streaming: tuple[int, str, str | None] | None = None
+        """The reply whose tokens are being written: step, node, message id."""
 
     def write(self, text: str) -> None:
         if not self.console.quiet:
@@ -139,7 +140,8 @@ class _Progress:
         if part.mode == "messages" and isinstance(part.data, AIMessageChunk):
             text = part.data.text
             if text:
-                key = (part.step, part.node or "?")
+                # by message too: the workers a Send fans out share a node and a step
+                key = (part.step, part.node or "?", part.data.id)
                 if self.streaming != key:
                     self._end_tokens()
                     self.write(self.style(f"{part.node}> ", "cyan", "bold"))

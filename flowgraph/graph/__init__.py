@@ -3,6 +3,7 @@
 from flowgraph.graph._builder import StateGraph
 from flowgraph.graph._compiled import CompiledGraph
 from flowgraph.graph._interrupt import interrupt
+from flowgraph.graph._once import aonce, once
 from flowgraph.graph._types import (
     END,
     START,
@@ -29,5 +30,7 @@ __all__ = [
     "StateSnapshot",
     "StreamMode",
     "StreamPart",
+    "aonce",
     "interrupt",
+    "once",
 ]

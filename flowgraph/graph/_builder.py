@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import types
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from pydantic import BaseModel
+
 from flowgraph.errors import GraphValidationError
 from flowgraph.graph._schema import StateAdapter
-from flowgraph.graph._types import END, START, Budget, RetryPolicy
+from flowgraph.graph._types import END, START, Budget, Command, RetryPolicy
+from flowgraph.state import is_typeddict_schema
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -42,6 +46,10 @@ class NodeSpec:
     destinations: tuple[str, ...] = ()
     kind: str = "function"
     """For diagrams: model, tool, router, persona, subgraph or function."""
+    view: Callable[[dict[str, Any]], Any] | None = None
+    """How the node sees the state's values (its input type's view); None: the state's."""
+    defer: bool = False
+    """Run only once no other task is left (see `StateGraph.add_node`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,22 +71,71 @@ def _is_async_callable(fn: Callable[..., Any]) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
+def _hints(fn: Callable[..., Any]) -> tuple[Callable[..., Any] | None, dict[str, Any]]:
+    """The function whose signature counts (a callable object's `__call__`), and its hints."""
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", None)  # noqa: B004
+    if target is None:
+        return None, {}
+    try:
+        return target, get_type_hints(target)
+    except Exception:  # a hint that does not resolve: as if there were none
+        return target, {}
+
+
+def _union_parts(hint: Any) -> tuple[Any, ...]:
+    origin = get_origin(hint)
+    return get_args(hint) if origin is Union or origin is types.UnionType else (hint,)
+
+
 def _literal_targets(path: Callable[..., Any]) -> tuple[str, ...] | None:
     """Targets named by a `-> Literal["a", "b"]` return hint, if the function has one."""
-    target = path if inspect.isfunction(path) or inspect.ismethod(path) else path.__call__  # type: ignore[operator]
-    try:
-        hint = get_type_hints(target).get("return")
-    except Exception:
-        return None
+    hint = _hints(path)[1].get("return")
     if hint is None:
         return None
     options: list[str] = []
-    for part in get_args(hint) if get_origin(hint) is Union else (hint,):
+    for part in _union_parts(hint):
         if get_origin(part) is Literal:
             options.extend(str(a) for a in get_args(part))
         else:
             return None
     return tuple(options) or None
+
+
+def _command_targets(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """Destinations named by a `-> Command[Literal["a", "b"]]` return hint (also in a union)."""
+    hint = _hints(fn)[1].get("return")
+    for part in _union_parts(hint) if hint is not None else ():
+        if get_origin(part) is Command:
+            names = get_args(part)
+            if names and get_origin(names[0]) is Literal:
+                return tuple(str(name) for name in get_args(names[0]))
+    return ()
+
+
+def _is_schema(hint: object) -> bool:
+    return is_typeddict_schema(hint) or (isinstance(hint, type) and issubclass(hint, BaseModel))
+
+
+def _input_type(fn: Callable[..., Any]) -> type[Any] | None:
+    """The schema a node's first parameter is annotated with (a TypedDict or pydantic model)."""
+    target, hints = _hints(fn)
+    if target is None or not hints:
+        return None
+    try:
+        first = next(iter(inspect.signature(target).parameters), None)
+    except (TypeError, ValueError):
+        return None
+    hint = hints.get(first) if first is not None else None
+    return hint if _is_schema(hint) else None
+
+
+def _path_map(path_map: Mapping[Hashable, str] | Sequence[str] | str) -> dict[Hashable, str]:
+    """A path map as a dict: a list (or one name) maps each name to itself."""
+    if isinstance(path_map, str):
+        return {path_map: path_map}
+    if isinstance(path_map, Mapping):
+        return dict(path_map)
+    return {name: name for name in path_map}
 
 
 class StateGraph:
@@ -89,9 +146,35 @@ class StateGraph:
     >>> g.add_edge(START, "echo").add_edge("echo", END)
     """
 
-    def __init__(self, schema: type[Any]) -> None:
+    def __init__(
+        self,
+        schema: type[Any],
+        *,
+        input_schema: type[Any] | None = None,
+        output_schema: type[Any] | None = None,
+        input: type[Any] | None = None,
+        output: type[Any] | None = None,
+    ) -> None:
+        """A graph over state `schema` (a pydantic model or a TypedDict).
+
+        `input_schema` limits what `invoke` takes to its fields, and
+        `output_schema` what it returns; their fields the state lacks become
+        private keys (as do those of a node's own input type). `input=` and
+        `output=` are LangGraph's older names for them.
+        """
         self.schema = schema
         self.state = StateAdapter(schema)
+        input_schema = input_schema if input_schema is not None else input
+        output_schema = output_schema if output_schema is not None else output
+        for what, given in (("input_schema", input_schema), ("output_schema", output_schema)):
+            if given is not None and not _is_schema(given):
+                raise TypeError(f"{what} must be a pydantic model or a TypedDict, not {given!r}")
+        if input_schema is not None:
+            self.state.set_input(input_schema)
+        if output_schema is not None:
+            self.state.set_output(output_schema)
+        self.input_schema = input_schema or schema
+        self.output_schema = output_schema or schema
         self._specs: dict[str, NodeSpec] = {}
         self._mentioned: dict[str, None] = {}
         """Every name a node or an edge used, in first-use order (networkx's node order)."""
@@ -144,11 +227,19 @@ class StateGraph:
         *,
         retry: RetryPolicy | None = None,
         destinations: Sequence[str] | None = None,
+        defer: bool = False,
+        input_schema: type[Any] | None = None,
     ) -> StateGraph:
         """Add a node: `add_node("name", fn)` or `add_node(fn)` (named after the function).
 
         `destinations` declares where the node's `Command(goto=...)` may lead,
-        for validation and diagrams.
+        for validation and diagrams; without it, a `-> Command[Literal["a",
+        "b"]]` return hint does. `defer=True` holds the node back, once
+        triggered, until no other task is left to run: the join after
+        branches of different lengths. The node sees the state as its first
+        parameter's type when that is another TypedDict or pydantic model
+        (or as `input_schema`): only that type's fields, private keys
+        included.
         """
         if fn is None:
             if not callable(name):
@@ -175,7 +266,13 @@ class StateGraph:
                 f"not {type(fn).__name__}",
                 node=name,
             )
-        spec = self._spec(name, fn, retry, tuple(destinations or ()))
+        if destinations is None:
+            destinations = _command_targets(fn)
+        input_type = input_schema if input_schema is not None else _input_type(fn)
+        view = None if input_type is None else self.state.viewer(input_type)
+        if view == self.state.view:
+            view = None
+        spec = self._spec(name, fn, retry, tuple(destinations), view, defer)
         self._specs[name] = spec
         self._add_to_structure("node", (name,), {"spec": spec, "kind": spec.kind})
         for target in spec.destinations:
@@ -188,9 +285,11 @@ class StateGraph:
         fn: Callable[..., Any],
         retry: RetryPolicy | None,
         destinations: tuple[str, ...],
+        view: Callable[[dict[str, Any]], Any] | None = None,
+        defer: bool = False,
     ) -> NodeSpec:
         kind = getattr(fn, "node_kind", "function")
-        return NodeSpec(name, fn, _is_async_callable(fn), retry, destinations, kind)
+        return NodeSpec(name, fn, _is_async_callable(fn), retry, destinations, kind, view, defer)
 
     def add_sequence(
         self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]
@@ -234,13 +333,13 @@ class StateGraph:
         self,
         source: str,
         path: Callable[..., Any],
-        path_map: Mapping[Hashable, str] | Sequence[str] | None = None,
+        path_map: Mapping[Hashable, str] | Sequence[str] | str | None = None,
     ) -> StateGraph:
         """After `source`, run the node(s) `path(state)` names (or `Send`s it returns).
 
-        `path_map` maps the values `path` returns to node names (a list maps
-        each name to itself); without it, a `Literal[...]` return hint tells
-        validation and diagrams where the branch may go.
+        `path_map` maps the values `path` returns to node names (a list, or
+        one name, maps each name to itself); without it, a `Literal[...]`
+        return hint tells validation and diagrams where the branch may go.
         """
         if not callable(path):
             raise GraphValidationError(
@@ -253,14 +352,10 @@ class StateGraph:
             mapping = None
             targets = _literal_targets(path)
             labels: Sequence[tuple[str, str]] = [(t, t) for t in targets or ()]
-        elif isinstance(path_map, Mapping):
-            mapping = dict(path_map)
+        else:
+            mapping = _path_map(path_map)
             targets = tuple(dict.fromkeys(mapping.values()))
             labels = [(str(k), v) for k, v in mapping.items()]
-        else:
-            mapping = {name: name for name in path_map}
-            targets = tuple(mapping.values())
-            labels = [(t, t) for t in targets]
         branch = Branch(source, path, mapping, _is_async_callable(path), targets)
         self.branches.append(branch)
         for label, target in labels:
@@ -268,6 +363,24 @@ class StateGraph:
                 "edge", (source, target), {"kind": "conditional", "label": label}
             )
         return self
+
+    # -- LangGraph's shorthands ---------------------------------------------------
+
+    def set_entry_point(self, node: str) -> StateGraph:
+        """Start runs at `node`: `add_edge(START, node)`."""
+        return self.add_edge(START, node)
+
+    def set_conditional_entry_point(
+        self,
+        path: Callable[..., Any],
+        path_map: Mapping[Hashable, str] | Sequence[str] | str | None = None,
+    ) -> StateGraph:
+        """Start runs where `path(state)` says: `add_conditional_edges(START, path, path_map)`."""
+        return self.add_conditional_edges(START, path, path_map)
+
+    def set_finish_point(self, node: str) -> StateGraph:
+        """End the run after `node`: `add_edge(node, END)`."""
+        return self.add_edge(node, END)
 
     # -- compile --------------------------------------------------------------
 

@@ -170,7 +170,7 @@ class CompiledGraph:
 
     async def _invoke(self, input: Any, options: RunOptions) -> Any:
         run = await self._run(input, options)
-        return self.engine.state.detached(run.values)
+        return self.engine.state.output(run.values)
 
     async def ainvoke(
         self,

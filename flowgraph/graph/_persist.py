@@ -138,6 +138,8 @@ class PendingTask:
     """Values given to this task's earlier interrupts, by key (see `Pause.key`)."""
     breakpoint: bool = False
     """Paused by interrupt_before, not by interrupt()."""
+    memo: dict[str, bytes] = field(default_factory=dict)
+    """What the task's `once()` calls returned (encoded), for the task's next run."""
 
     @property
     def interrupts(self) -> list[Interrupt]:
@@ -332,6 +334,8 @@ def encode_pending(task: PendingTask) -> bytes:
         payload["answers"] = task.answers
     if task.breakpoint:
         payload["breakpoint"] = True
+    if task.memo:
+        payload["memo"] = task.memo
     return _dumps(payload, task.node)
 
 
@@ -352,6 +356,7 @@ def _decode_pending(write: PendingWrite) -> PendingTask:
         pauses=pauses,
         answers=answers,
         breakpoint=bool(data.get("breakpoint")),
+        memo=dict(data.get("memo", {})),
     )
 
 
@@ -625,6 +630,21 @@ class Saver:
         if self.cache is not None:
             self.cache.put(record, values, tasks, joins, metadata, cursor)
         return record
+
+    def save_memo(
+        self, index: int, task: PendingTask, key: str, data: bytes, lock: threading.Lock
+    ) -> None:
+        """Add a `once()` result to a running task's row and store the row, now.
+
+        Called from the task's thread or the event loop; `lock` (one per task)
+        orders two results of one task, so the last row written has both.
+        """
+        head = self.cursor.head
+        assert head is not None, "a run saves its input step before any node runs"
+        with lock:
+            task.memo[key] = data
+            write = PendingWrite(task_index=index, payload=encode_pending(task))
+            self.checkpointer.put_pending(self.cursor.thread_id, head, [write])
 
     async def save_pending(self, pending: dict[int, PendingTask]) -> None:
         """Keep the finished tasks and pauses of an unfinished step."""

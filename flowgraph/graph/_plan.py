@@ -44,7 +44,15 @@ class TaskResult:
 class Plan:
     """The graph's structure indexed for the run loop: successors, branches and joins per node."""
 
-    __slots__ = ("all_sync", "branches", "joins", "joins_by_source", "nodes", "successors")
+    __slots__ = (
+        "all_sync",
+        "branches",
+        "deferred",
+        "joins",
+        "joins_by_source",
+        "nodes",
+        "successors",
+    )
 
     def __init__(self, builder: StateGraph) -> None:
         self.nodes = builder.nodes
@@ -66,6 +74,14 @@ class Plan:
             for source in sources:
                 joins_by_source.setdefault(source, []).append(i)
         self.joins_by_source = {k: tuple(v) for k, v in joins_by_source.items()}
+        deferred = [name for name, spec in self.nodes.items() if spec.defer]
+        self.deferred = {name: _deferred_key(i) for i, name in enumerate(deferred)}
+        """Nodes added with defer=True, each with the `join_seen` key that marks it waiting."""
+
+
+def _deferred_key(position: int) -> int:
+    """A deferred node's key in `join_seen`: negative, since join edges count up from 0."""
+    return -1 - position
 
 
 def apply_writes(
@@ -109,9 +125,40 @@ def next_tasks(
     """The next step's tasks, in the order their triggers were produced.
 
     A node triggered several times runs once; every `Send` is its own task.
-    `join_seen` (updated in place) remembers which sources of each join edge
-    have finished since its target last ran.
+    `join_seen` (updated in place, and checkpointed with the step) remembers
+    which sources of each join edge have finished since its target last
+    ran, and which deferred nodes were triggered and are still waiting.
     """
+    tasks = _triggered(plan, routes, join_seen)
+    if plan.deferred:
+        return _hold_deferred(plan, tasks, join_seen)
+    return tasks
+
+
+def _hold_deferred(plan: Plan, tasks: list[Task], join_seen: dict[int, set[str]]) -> list[Task]:
+    """Deferred nodes wait while other tasks remain; once none do, the waiting ones run.
+
+    A deferred node triggered several times before it runs, runs once.
+    """
+    deferred = plan.deferred
+    held = [t for t in tasks if t.arg is MISSING and t.node in deferred]
+    if not held and not any(deferred[n] in join_seen for n in deferred):
+        return tasks
+    others = [t for t in tasks if not (t.arg is MISSING and t.node in deferred)]
+    for task in held:
+        join_seen.setdefault(deferred[task.node], set()).add(task.node)
+    if others:
+        for i, task in enumerate(others):
+            task.index = i
+        return others
+    ready = [name for name, key in deferred.items() if join_seen.pop(key, None) is not None]
+    return [Task(name, i) for i, name in enumerate(ready)]
+
+
+def _triggered(
+    plan: Plan, routes: Sequence[tuple[str, Sequence[str | Send]]], join_seen: dict[int, set[str]]
+) -> list[Task]:
+    """Every task the routes and completed joins ask for (deferred ones included)."""
     tasks: list[Task] = []
     scheduled: set[str] = set()
     nodes = plan.nodes
@@ -149,13 +196,18 @@ def next_tasks(
 def _schedule(
     tasks: list[Task], scheduled: set[str], nodes: Mapping[str, Any], source: str, target: str
 ) -> None:
-    """Add a task for node `target` unless it is END or already scheduled this step."""
+    """Add a task for node `target` unless it is END or already scheduled this step.
+
+    A str subclass (a StrEnum route) becomes the plain name: the task is checkpointed,
+    and the codec stores str, not the user's enum.
+    """
     if target == END or target in scheduled:
         return
     if target not in nodes:
         raise _not_a_node(nodes, source, target)
-    scheduled.add(target)
-    tasks.append(Task(target, len(tasks)))
+    name = str.__str__(target)
+    scheduled.add(name)
+    tasks.append(Task(name, len(tasks)))
 
 
 def _not_a_node(nodes: Mapping[str, Any], source: str, target: str) -> GraphValidationError:

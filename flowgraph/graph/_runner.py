@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from flowgraph._context import RunUsage, TaskScope, current_task, message_id_factory
+from flowgraph._context import RunUsage, TaskMemo, TaskScope, current_task, message_id_factory
 from flowgraph._ids import StepIds
 from flowgraph.errors import GraphRecursionError, GraphValidationError, InvalidUpdateError
 from flowgraph.graph._interrupt import GraphInterrupt, Pause
@@ -72,6 +72,10 @@ class Run:
     """Resume values for the interrupts of the first step's tasks, by task index and key."""
     paused: dict[int, PendingTask] = field(default_factory=dict)
     """The interrupts the first step's tasks were paused at, by task index."""
+    carried: dict[int, PendingTask] = field(default_factory=dict)
+    """What the first step's unfinished tasks left (pauses, `once()` results), by index."""
+    memos: dict[int, TaskMemo] = field(default_factory=dict)
+    """The `once()` results of this step's tasks (runs with a checkpointer only)."""
     interrupt_before: frozenset[str] = frozenset()
     interrupt_after: frozenset[str] = frozenset()
     skip_breakpoint: bool = False
@@ -170,6 +174,13 @@ def _awaitable(out: Any) -> bool:
 _PLAIN_RESULTS = frozenset({dict, str, list, tuple, type(None)})
 
 
+def _in_task(out: Any) -> Any:
+    """An awaitable a sync callable returned, made a Task if none runs: a sync run of an
+    all-sync graph steps its loop by hand (`run_sync`), and async code may need a current
+    Task (`asyncio.timeout`, anyio), as it has under `ainvoke`."""
+    return out if asyncio.current_task() is not None else asyncio.ensure_future(out)
+
+
 async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
     emit = None if run.sink is None else run.emitter(task.node, step)
@@ -180,6 +191,10 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
         scope.interrupt_path = f"{parent.interrupt_path}{step}.{task.index}."
     elif run.answers:
         scope.answers = run.answers.get(task.index, {})
+    if parent is not None:
+        scope.memo = parent.memo if parent.memo is not None else _plain_memo(parent)
+    elif run.saver is not None:
+        scope.memo = run.memos[task.index] = _stored_memo(run, task)
     token = current_task.set(scope)
     events = "events" in run.modes
     started = time.perf_counter() if events else 0.0
@@ -189,8 +204,13 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
     try:
         while True:
             attempt += 1
-            arg = engine.state.view(run.values) if task.arg is MISSING else task.arg
+            if task.arg is not MISSING:
+                arg = task.arg
+            else:  # the state, or the node's own input type's view of it
+                arg = (spec.view or engine.state.view)(run.values)
             scope.interrupts_seen = 0
+            if scope.memo is not None and scope.memo.calls:
+                scope.memo.calls.clear()
             # every attempt numbers its messages from the start: a retry re-emits the same ids
             ids = message_id_factory.set(StepIds(run.scope, step, task.index))
             try:
@@ -200,7 +220,7 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
                 elif inline:
                     out = spec.fn(arg)
                     if _awaitable(out):
-                        out = await out  # a sync callable that returned a coroutine
+                        out = await _in_task(out)  # a sync callable that returned a coroutine
                 else:
                     out = await _call(spec.fn, arg, is_async=False, inline=False)
                 result = _result(engine, task, out)
@@ -233,6 +253,29 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             {"event": "end", "task": task.index, "duration": time.perf_counter() - started},
         )
     return result
+
+
+def _plain_memo(scope: TaskScope) -> TaskMemo:
+    memo = scope.memo = TaskMemo()
+    return memo
+
+
+def _stored_memo(run: Run, task: Task) -> TaskMemo:
+    """A task's `once()` results, each stored with the step's pending writes as it comes."""
+    saver = run.saver
+    assert saver is not None
+    carried = run.carried.get(task.index) if run.carried else None
+    row = PendingTask(
+        task.node,
+        pauses=carried.pauses if carried is not None else [],
+        answers=run.answers.get(task.index, {}) if run.answers else {},
+        memo=dict(carried.memo) if carried is not None else {},
+    )
+    return TaskMemo(
+        stored=row.memo,
+        save=partial(saver.save_memo, task.index, row, lock=threading.Lock()),
+        save_blocks=not saver.direct,
+    )
 
 
 async def _run_tasks(engine: Engine, run: Run, step: int) -> list[TaskResult | BaseException]:
@@ -302,8 +345,10 @@ async def _routes(
                 view = engine.state.view(values)
             try:
                 out = branch.path(view)
-                if branch.is_async or _awaitable(out):
+                if branch.is_async:
                     out = await out
+                elif _awaitable(out):
+                    out = await _in_task(out)
             except Exception as exc:
                 exc.add_note(f"(in the conditional edge from '{node}', after step {step})")
                 raise
@@ -377,6 +422,10 @@ async def run_loop(engine: Engine, run: Run) -> None:
             run.answers = {}
         if run.paused:
             run.paused = {}
+        if run.carried:
+            run.carried = {}
+        if run.memos:
+            run.memos = {}
         values = apply_writes(engine.state, run.values, results, scope=run.scope, step=step)
         routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results], step)
         tasks = next_tasks(engine.plan, routes, run.join_seen)
@@ -414,18 +463,26 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
     pauses: list[Pause] = []
     failure: BaseException | None = None
     for task, outcome in zip(run.tasks, outcomes, strict=True):
+        memo = run.memos.get(task.index)
+        kept = dict(memo.stored) if memo is not None else {}
         if isinstance(outcome, TaskResult):
             pending[task.index] = PendingTask(task.node, writes=outcome.writes, goto=outcome.goto)
         elif isinstance(outcome, GraphInterrupt):
             pending[task.index] = PendingTask(
-                task.node, pauses=outcome.pauses, answers=run.answers.get(task.index, {})
+                task.node,
+                pauses=outcome.pauses,
+                answers=run.answers.get(task.index, {}),
+                memo=kept,
             )
             pauses.extend(outcome.pauses)
         else:
             if task.index in run.paused:  # keep the answers it was given for the next resume
                 before = run.paused[task.index]
                 pending[task.index] = PendingTask(
-                    task.node, pauses=before.pauses, answers=run.answers.get(task.index, {})
+                    task.node,
+                    pauses=before.pauses,
+                    answers=run.answers.get(task.index, {}),
+                    memo=kept,
                 )
             if failure is None:
                 failure = outcome

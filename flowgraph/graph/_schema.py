@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from itertools import count
 from operator import attrgetter
-from typing import Annotated, Any, get_type_hints
+from typing import Annotated, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
@@ -28,7 +28,13 @@ from flowgraph.messages import (
     coerce_messages,
 )
 from flowgraph.reducers import add_messages, with_known_positions, with_positions
-from flowgraph.state import Reducer, field_reducers, is_typeddict_schema
+from flowgraph.state import (
+    MessagesState,
+    Reducer,
+    field_reducers,
+    is_typeddict_schema,
+    typeddict_hints,
+)
 
 __all__ = ["StateAdapter"]
 
@@ -74,7 +80,14 @@ def _describe(exc: ValidationError) -> str:
 
 
 class StateAdapter:
-    """Everything the engine needs to know about one state schema, computed once."""
+    """Everything the engine needs to know about one state schema, computed once.
+
+    Other schemas may add keys: a node's input type (its first parameter's
+    annotation) and the graph's input and output schemas. Their fields the
+    state schema lacks are private keys: nodes may write them, nodes whose
+    input type has them read them, and they never show in the state's own
+    view, nor in what `invoke` returns.
+    """
 
     def __init__(self, schema: type[Any]) -> None:
         self.schema = schema
@@ -85,19 +98,93 @@ class StateAdapter:
                 "subclass MessagesState to start"
             )
         self.reducers: dict[str, Reducer | None] = field_reducers(schema)
+        self._own = frozenset(self.reducers)
+        self._foreign: dict[str, type[Any]] = {}
+        """Private keys: the schema that declared each one (for its type)."""
+        self.input_keys: frozenset[str] | None = None
+        """The keys an input may set (None: any field); set by `set_input`."""
+        self._output: Callable[[dict[str, Any]], Any] | None = None
+        self._fields_changed()
+        self._validators: dict[str, TypeAdapter[Any]] = {}
+        self._has_private = self.is_model and bool(schema.__private_attributes__)
+        fields = schema.model_fields if self.is_model else {}
+        # LangGraph's MessagesState is a TypedDict, so a subclass's fields need not be given:
+        # ours leaves a field declared without a default unset (absent from the view) until
+        # a node or an input writes it
+        optional = isinstance(schema, type) and issubclass(schema, MessagesState)
+        self.required = () if optional else tuple(n for n, i in fields.items() if i.is_required())
+        self._defaults: list[tuple[str, Callable[[], Any]]] = [
+            (name, _default_maker(info)) for name, info in fields.items() if not info.is_required()
+        ]
+
+    def _fields_changed(self) -> None:
         self.message_fields = frozenset(k for k, r in self.reducers.items() if r is add_messages)
         self.merges_need_ids = any(
             r is not None and r is not add_messages for r in self.reducers.values()
         )
         """A custom reducer may make message ids while merging; replaced fields and message
         fields (whose writes got their ids in `check_update`) never do."""
-        self._validators: dict[str, TypeAdapter[Any]] = {}
-        self._has_private = self.is_model and bool(schema.__private_attributes__)
-        fields = schema.model_fields if self.is_model else {}
-        self.required = tuple(name for name, info in fields.items() if info.is_required())
-        self._defaults: list[tuple[str, Callable[[], Any]]] = [
-            (name, _default_maker(info)) for name, info in fields.items() if not info.is_required()
-        ]
+
+    # -- other schemas --------------------------------------------------------
+
+    def is_state_type(self, schema: object) -> bool:
+        """True when a node annotated with `schema` gets the state itself.
+
+        That is the schema, or a pydantic model it subclasses (a node typed
+        `MessagesState` in a graph of a subclass of it).
+        """
+        if schema is self.schema:
+            return True
+        return (
+            self.is_model
+            and isinstance(schema, type)
+            and issubclass(schema, BaseModel)
+            and issubclass(self.schema, schema)
+        )
+
+    def add_schema(self, schema: type[Any]) -> None:
+        """Take in the fields of `schema` that the state lacks, as private keys."""
+        added = False
+        for name, reducer in field_reducers(schema).items():
+            if name not in self.reducers:
+                self.reducers[name] = reducer
+                self._foreign[name] = schema
+                added = True
+        if added:
+            self._fields_changed()
+
+    def viewer(self, schema: type[Any]) -> Callable[[dict[str, Any]], Any]:
+        """How a node typed `schema` sees the values: only its fields, as a `schema`.
+
+        Its fields the state lacks become private keys. A pydantic type is
+        built without validation (the values were checked when written);
+        its fields no one has written yet take their defaults, or stay unset.
+        """
+        if self.is_state_type(schema):
+            return self.view
+        self.add_schema(schema)
+        keys = tuple(field_reducers(schema))
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            model = schema
+
+            def view_model(values: dict[str, Any]) -> Any:
+                return model.model_construct(**{k: values[k] for k in keys if k in values})
+
+            return view_model
+
+        def view_dict(values: dict[str, Any]) -> Any:
+            return {k: values[k] for k in keys if k in values}
+
+        return view_dict
+
+    def set_input(self, schema: type[Any]) -> None:
+        """Only `schema`'s fields may be given as input; those the state lacks become private."""
+        self.add_schema(schema)
+        self.input_keys = frozenset(field_reducers(schema))
+
+    def set_output(self, schema: type[Any]) -> None:
+        """What a run returns is `schema`'s fields only, as a `schema`."""
+        self._output = self.viewer(schema)
 
     # -- values ---------------------------------------------------------------
 
@@ -111,6 +198,9 @@ class StateAdapter:
 
     def view(self, values: dict[str, Any]) -> Any:
         """The state as a node sees it, sharing the (already valid) field values."""
+        if self._foreign:  # private keys are not the state's
+            own = self._own
+            values = {k: v for k, v in values.items() if k in own}
         if not self.is_model:
             return dict(values)
         if self._has_private:
@@ -122,18 +212,19 @@ class StateAdapter:
         _set_private(state, None)
         return state
 
+    def output(self, values: dict[str, Any]) -> Any:
+        """What a run returns: the state (or the output schema's part of it), detached."""
+        if self._output is None:
+            return self.detached(values)
+        return self._output(_copied(values))
+
     def detached(self, values: dict[str, Any]) -> Any:
         """The state for a caller to keep: its lists, dicts and sets are copies.
 
         What a run hands back may also live on in the thread cache; a caller
         appending to `state.messages` must not change the thread.
         """
-        return self.view(
-            {
-                key: value.copy() if isinstance(value, (list, dict, set)) else value
-                for key, value in values.items()
-            }
-        )
+        return self.view(_copied(values))
 
     # -- updates --------------------------------------------------------------
 
@@ -145,13 +236,16 @@ class StateAdapter:
         Reducer fields are left to their reducer (which accepts other shapes,
         e.g. a single message or a tuple); message fields get their ids here,
         so what is streamed and stored carries the ids the state will hold.
-        With `positions`, message lists come back knowing their positions
-        (`with_positions`), which `add_messages` takes over when it writes
-        them into an empty field: a run's input, often a whole conversation
-        passed back in, then has its ids read once, not twice.
+        With `positions` (the update is a run's input), message lists come
+        back knowing their positions (`with_positions`), which `add_messages`
+        takes over when it writes them into an empty field: a run's input,
+        often a whole conversation passed back in, then has its ids read
+        once, not twice; and with an input schema, only its keys are taken.
         """
         checked = {}
         reducers = self.reducers
+        if positions and self.input_keys is not None:
+            self._check_input(update)
         for key, value in update.items():
             if key not in reducers:
                 raise InvalidUpdateError(
@@ -217,11 +311,23 @@ class StateAdapter:
                 key=key,
             ) from exc
 
+    def _check_input(self, update: Mapping[str, Any]) -> None:
+        assert self.input_keys is not None
+        for key in update:
+            if key not in self.input_keys:
+                raise InvalidUpdateError(
+                    f"The input sets '{key}', which is not a field of the graph's input "
+                    f"schema; pass only {', '.join(sorted(self.input_keys))}",
+                    node="__start__",
+                    key=key,
+                )
+
     def _annotation(self, key: str) -> Any:
-        if self.is_model:
-            info = self.schema.model_fields[key]
+        schema = self._foreign.get(key, self.schema)
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            info = schema.model_fields[key]
             return Annotated[info.annotation, info] if info.metadata else info.annotation
-        return get_type_hints(self.schema, include_extras=True)[key]
+        return typeddict_hints(schema)[key]
 
     def apply(self, values: dict[str, Any], key: str, value: Any) -> None:
         """Merge one checked write into `values` through the field's reducer."""
@@ -232,6 +338,13 @@ class StateAdapter:
             values[key] = reducer(values[key], value)
         else:
             values[key] = reducer(_empty_like(value), value)
+
+
+def _copied(values: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: value.copy() if isinstance(value, (list, dict, set)) else value
+        for key, value in values.items()
+    }
 
 
 def _input_with_ids(value: list[Any]) -> list[Any]:

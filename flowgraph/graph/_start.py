@@ -253,6 +253,7 @@ def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
     run.skip_breakpoint = True
     paused = {i: p for i, p in pending.items() if p.pauses}
     run.paused = paused
+    run.carried = {i: p for i, p in pending.items() if p.writes is None}
     run.answers = {i: dict(p.answers) for i, p in paused.items()}
     if input is None:
         return

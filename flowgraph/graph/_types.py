@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from flowgraph.errors import (
+    FlowgraphError,
     ModelConnectionError,
     ModelTimeoutError,
     RateLimitError,
@@ -48,15 +49,29 @@ class Send:
     node: str
     arg: Any
 
+    def __post_init__(self) -> None:
+        if type(self.node) is not str and isinstance(self.node, str):  # a StrEnum: its name
+            object.__setattr__(self, "node", str.__str__(self.node))
+
+
+if TYPE_CHECKING:  # a default (PEP 696) keeps a bare `Command` hint valid under --strict
+    from typing_extensions import TypeVar as DefaultingTypeVar
+
+    N = DefaultingTypeVar("N", default=Any)
+else:  # at run time the default changes nothing, and typing_extensions is not imported
+    N = TypeVar("N")
+"""The node names a Command may go to, for type hints: `-> Command[Literal["a", "b"]]`."""
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Command:
+class Command(Generic[N]):
     """Route and update from inside a node, or resume an interrupted run.
 
     Returned by a node: `update` is applied like a returned dict and `goto`
     names the next node(s) or `Send`s. Given to `invoke`: `resume` is what
     the pending `interrupt()` returns (a dict keyed by interrupt id resumes
-    several at once).
+    several at once). A node's return hint `-> Command[Literal["a", "b"]]`
+    declares where it may go (as `add_node(..., destinations=...)` does).
     """
 
     update: Any = None
@@ -68,20 +83,23 @@ class Command:
         return self.resume is not MISSING
 
     def goto_targets(self) -> list[str | Send]:
+        """The targets as a list; node names as plain str (a StrEnum's is checkpointed)."""
         goto = self.goto
-        if isinstance(goto, (str, Send)):
-            return [goto]
-        return list(goto)
+        targets = [goto] if isinstance(goto, (str, Send)) else list(goto)
+        return [_plain(t) for t in targets]
+
+
+def _plain(target: str | Send) -> str | Send:
+    return str.__str__(target) if isinstance(target, str) and type(target) is not str else target
 
 
 def _is_transient(exc: BaseException) -> bool:
-    """Transport errors, timeouts, HTTP 429 and 5xx: worth another attempt; bugs are not."""
+    """Transport errors, timeouts, HTTP 429 and 5xx: worth another attempt."""
     if isinstance(exc, (RateLimitError, ServerError, ModelTimeoutError, ModelConnectionError)):
         return True
     if isinstance(exc, (ConnectionError, TimeoutError)):
         return True
-    module = type(exc).__module__
-    if module.startswith(("httpx", "httpcore")):
+    if type(exc).__module__.startswith(_HTTP_MODULES):
         response = getattr(exc, "response", None)
         status = getattr(response, "status_code", None)
         if status is not None:
@@ -90,6 +108,43 @@ def _is_transient(exc: BaseException) -> bool:
             base.__name__ in ("TransportError", "TimeoutException") for base in type(exc).__mro__
         )
     return False
+
+
+_HTTP_MODULES = ("httpx", "httpcore", "requests", "urllib3")
+
+_BUGS = (
+    ValueError,
+    TypeError,
+    ArithmeticError,
+    ImportError,
+    LookupError,
+    NameError,
+    SyntaxError,
+    RuntimeError,
+    ReferenceError,
+    StopIteration,
+    StopAsyncIteration,
+    OSError,
+)
+"""Python's own errors that another attempt would only repeat: programming errors, and
+OS errors other than the connection errors and timeouts `_is_transient` takes."""
+
+
+def default_retry_on(exc: BaseException) -> bool:
+    """What `RetryPolicy()` retries: transient failures, and exceptions of your own.
+
+    The same split as LangGraph's default: a connection error, a timeout,
+    HTTP 429 (honouring Retry-After) or 5xx is retried, and so is an
+    exception class the application or a library defines (a flaky API's
+    `UpstreamBusy`); Python's programming errors (ValueError, TypeError,
+    KeyError, ...), other OS errors, HTTP 4xx and flowgraph's own errors
+    (an invalid update, a spent budget, a refused API key) are not.
+    """
+    if _is_transient(exc):
+        return True
+    if isinstance(exc, (FlowgraphError, *_BUGS)):
+        return False
+    return not type(exc).__module__.startswith(_HTTP_MODULES)
 
 
 def _retry_after(exc: BaseException | None) -> float | None:
@@ -105,9 +160,11 @@ class RetryPolicy:
     """How often and how patiently to re-run a node whose attempt raised.
 
     A failed attempt's writes are discarded; the next attempt starts from
-    the same state, so its messages get the same ids. By default only
-    transient failures are retried (connection errors, timeouts, HTTP 429
-    honouring Retry-After, 5xx), never programming errors.
+    the same state, so its messages get the same ids. By default
+    (`default_retry_on`) transient failures are retried (connection errors,
+    timeouts, HTTP 429 honouring Retry-After, 5xx) and so are exceptions of
+    the application's own classes, as in LangGraph; programming errors and
+    flowgraph's own errors are not.
     """
 
     max_attempts: int = 3
@@ -115,7 +172,7 @@ class RetryPolicy:
     backoff: float = 2.0
     max_interval: float = 30.0
     jitter: bool = True
-    retry_on: RetryOn = _is_transient
+    retry_on: RetryOn = default_retry_on
     max_retry_after: float = 60.0
     """A server asking to wait longer than this (Retry-After) is not retried: the error
     is raised, and the thread stays resumable from its last step."""

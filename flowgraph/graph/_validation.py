@@ -1,4 +1,8 @@
-"""compile()'s checks: a graph that cannot run as built fails here, naming the node."""
+"""compile()'s checks: a graph that cannot run as built fails here, naming the node.
+
+A node with no edge out is not an error: the run ends after it, as in
+LangGraph, and diagrams draw its edge to END.
+"""
 
 from __future__ import annotations
 
@@ -73,15 +77,12 @@ def validate(
         if name not in reachable:
             raise GraphValidationError(
                 f"Node '{name}' is unreachable from START; add an edge to it, list it in a "
-                "path_map or a node's destinations=, or remove it",
+                "path_map or in the destinations= (or -> Command[Literal[...]] hint) of a "
+                "node whose Command goes there, or remove it",
                 node=name,
             )
-        if not successors.get(name) and name not in open_branches:
-            raise GraphValidationError(
-                f"Node '{name}' has no way out; add_edge('{name}', END) or to the next node "
-                "(a node that routes with Command(goto=...) declares destinations=[...])",
-                node=name,
-            )
+    # A node with no way out ends the run after it, as in LangGraph (diagrams draw the
+    # edge to END): no error for it.
 
 
 def _reachable(successors: dict[str, list[str]]) -> set[str]:

@@ -32,6 +32,7 @@ from flowgraph.messages._parts import (
     ToolCallPart,
     VideoPart,
 )
+from flowgraph.messages._pretty import pretty_repr as layout_message
 
 __all__ = [
     "REMOVE_ALL_MESSAGES",
@@ -103,6 +104,15 @@ class BaseMessage(BaseModel):
         if isinstance(content, str):
             return []
         return [part for part in content if isinstance(part, _MEDIA_TYPES)]
+
+    def pretty_repr(self, html: bool = False) -> str:
+        """The message laid out as LangChain prints it: a `==== Human Message ====` banner,
+        the name, the content, and an AI message's tool calls (`html`: a bold title)."""
+        return layout_message(self, html=html)
+
+    def pretty_print(self) -> None:
+        """Print `pretty_repr()`: a transcript that reads as a LangChain tutorial's does."""
+        print(self.pretty_repr())
 
 
 class SystemMessage(BaseMessage):

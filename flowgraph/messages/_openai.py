@@ -530,7 +530,9 @@ def _parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None  # some servers send "" for a call without arguments
     if isinstance(raw, Mapping):
-        return dict(raw), None
+        if all(isinstance(key, str) for key in raw):
+            return dict(raw), None
+        return {}, "arguments must be a JSON object, got a mapping with keys that are not strings"
     if not isinstance(raw, str):
         return {}, f"arguments must be a JSON string, got {type(raw).__name__}"
     try:

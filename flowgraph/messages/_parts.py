@@ -127,13 +127,44 @@ class FilePart(_Media):
 
 
 class ToolCall(BaseModel):
-    """A request from the model to run tool `name` with parsed `args`."""
+    """A request from the model to run tool `name` with parsed `args`.
+
+    It also reads as LangChain's ToolCall, a dict: `call["name"]`,
+    `call["args"]`, `call["id"]`, `call["type"]` (always "tool_call"),
+    `call.get(...)`, `keys()` and `"args" in call`; it stays a frozen
+    pydantic model with attributes.
+    """
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "type":
+            return "tool_call"
+        if key in _TOOL_CALL_KEYS:
+            return self.__dict__[key]
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """`call.get("id")`: the value of a LangChain ToolCall key, or `default`."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def keys(self) -> tuple[str, ...]:
+        """LangChain's ToolCall keys: name, args, id, type (so `dict(call)` has them too)."""
+        return _TOOL_CALL_KEYS_ORDER
+
+    def __contains__(self, key: object) -> bool:
+        return key in _TOOL_CALL_KEYS_ORDER
+
+
+_TOOL_CALL_KEYS = frozenset({"id", "name", "args"})
+_TOOL_CALL_KEYS_ORDER = ("name", "args", "id", "type")
 
 
 class ToolCallPart(_Part):

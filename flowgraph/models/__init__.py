@@ -26,6 +26,7 @@ from flowgraph.models._base import (
     ToolSpec,
     tool_specs,
 )
+from flowgraph.models._bound import BoundChatModel
 from flowgraph.models._call import BaseChatModel
 from flowgraph.models.scripted import ScriptedChatModel, ScriptedReply, ScriptedRequest
 
@@ -57,6 +58,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "AnthropicChatModel",
     "BaseChatModel",
+    "BoundChatModel",
     "ChatModel",
     "ChatModelListener",
     "ChatOptions",

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
@@ -26,6 +27,7 @@ from flowgraph.messages import (
     ToolCallChunk,
     Usage,
 )
+from flowgraph.tools import Tool
 
 __all__ = [
     "ChatModel",
@@ -140,7 +142,7 @@ class ToolSpec:
 
 
 def tool_specs(tools: Sequence[object]) -> tuple[ToolSpec, ...]:
-    """Normalise tools: `ToolLike` objects, `ToolSpec`s, pydantic model classes, or dicts.
+    """Normalise tools: `ToolLike` objects, `ToolSpec`s, functions, pydantic classes, or dicts.
 
     A dict may be OpenAI's `{"type": "function", "function": {...}}` or just
     `{"name", "description", "parameters"}`.
@@ -163,10 +165,30 @@ def _tool_spec(tool: object) -> ToolSpec:
             )
     elif isinstance(tool, ToolLike):
         return ToolSpec(tool.name, tool.description or "", tool.json_schema)
+    elif callable(tool) and not isinstance(tool, type):
+        return _function_spec(tool)
     raise TypeError(
         f"Cannot describe {tool!r} to a model; pass a tool (with .name, .description and "
-        ".json_schema), a pydantic model class, or a dict with 'name' and 'parameters'"
+        ".json_schema), a function with type hints and a docstring, a pydantic model class, "
+        "or a dict with 'name' and 'parameters'"
     )
+
+
+def _function_spec(fn: Callable[..., Any]) -> ToolSpec:
+    """A plain function described as `@tool` would describe it (name, docstring, hints)."""
+    try:
+        return _cached_function_spec(fn)
+    except TypeError:  # an unhashable callable object: described afresh
+        return _describe_function(fn)
+
+
+def _describe_function(fn: Callable[..., Any]) -> ToolSpec:
+    made = Tool(fn)
+    return ToolSpec(made.name, made.description, made.json_schema)
+
+
+_cached_function_spec = lru_cache(maxsize=256)(_describe_function)
+"""A model call may pass the same functions every time: their schema is built once."""
 
 
 # --------------------------------------------------------- structured output

@@ -24,7 +24,7 @@ import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from flowgraph._context import charge_model_call, current_task, emit, record_tokens
@@ -54,6 +54,7 @@ from flowgraph.models._base import (
     parse_structured,
     tool_specs,
 )
+from flowgraph.models._bound import BoundChatModel, tool_choice_of
 
 if TYPE_CHECKING:  # httpx stays off `import flowgraph`: only the HTTP adapters need it
     import httpx
@@ -511,6 +512,39 @@ class BaseChatModel(ABC):
             session.fail(exc)
             raise
 
+    # -- LangChain's habit
+
+    def bind_tools(
+        self,
+        tools: Sequence[object],
+        *,
+        tool_choice: object = None,
+        options: ChatOptions | None = None,
+        **option_fields: Any,
+    ) -> BoundChatModel:
+        """This model with `tools` sent on every call: `llm.bind_tools([search]).invoke(...)`.
+
+        Tools are anything a call's `tools=` takes (a `Tool`, a plain function
+        with type hints and a docstring, a pydantic class, a dict).
+        `tool_choice` takes LangChain's spellings ("auto", "none", "any" or
+        "required", a tool's name, True); other `ChatOptions` fields may be
+        given by name (`temperature=0`). The result is a chat model: pass it
+        to `ModelNode`, or call it inside a node, where its tokens stream to
+        the run as this model's do.
+        """
+        unknown = sorted(set(option_fields) - _OPTION_NAMES)
+        if unknown:
+            raise TypeError(
+                f"bind_tools() does not take {', '.join(unknown)}: other options are "
+                f"ChatOptions fields ({', '.join(sorted(_OPTION_NAMES))}); provider fields go "
+                "in extra={...}"
+            )
+        choice = tool_choice_of(tool_choice)
+        chosen = dict(option_fields)
+        if choice is not None:
+            chosen["tool_choice"] = choice
+        return BoundChatModel(self, tools, ChatOptions.merge(options, ChatOptions(**chosen)))
+
     # -- shared preparation
 
     def _streams(self, handler: StreamingHandler | None) -> bool:
@@ -533,6 +567,9 @@ class BaseChatModel(ABC):
             stream=stream,
         )
         return CallSession(self.provider, call, self.listeners, handler)
+
+
+_OPTION_NAMES = frozenset(field.name for field in fields(ChatOptions))
 
 
 def _model_messages(messages: Messages) -> list[BaseMessage]:

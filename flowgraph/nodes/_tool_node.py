@@ -8,7 +8,11 @@ with `handle_errors=False`, a `ToolError`.
 
 A call that already has a ToolMessage after its AIMessage is not run
 again: when a step is retried or resumed, or a person answered a call with
-`update_state`, only the unanswered calls execute.
+`update_state`, only the unanswered calls execute. Within a step, each
+call runs through `aonce` (key: its call id): a call that returned is
+never run again when the node is retried or resumed because a sibling
+call, or anything after it, failed; only calls that failed, or were cut
+off mid-way by a crash, run again.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pydantic_core import to_jsonable_python
 from flowgraph._context import charge_tool_calls
 from flowgraph.errors import BudgetExceededError, ToolError
 from flowgraph.graph._bridge import run_sync
+from flowgraph.graph._once import aonce
 from flowgraph.messages import (
     AIMessage,
     AnyMessage,
@@ -89,6 +94,17 @@ def pending_tool_calls(
         if call.id is not None and call.name is not None and call.id not in answered
     )
     return message, calls
+
+
+def _once_keys(calls: Sequence[ToolCall | InvalidToolCall]) -> list[str]:
+    """Each call's `once` key: its id (a provider that repeats an id gets `id#2`, ...)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for call in calls:
+        call_id = call.id or ""
+        count = seen[call_id] = seen.get(call_id, 0) + 1
+        keys.append(f"tool_call:{call_id}" if count == 1 else f"tool_call:{call_id}#{count}")
+    return keys
 
 
 def _as_content(result: Any) -> str | list[Any]:
@@ -161,7 +177,11 @@ class ToolNode:
             return {self.messages_key: []}
         charge_tool_calls(len(calls))
         outcomes = await asyncio.gather(
-            *(self._answer(call, state) for call in calls), return_exceptions=True
+            *(
+                self._answer(call, key, state)
+                for call, key in zip(calls, _once_keys(calls), strict=True)
+            ),
+            return_exceptions=True,
         )
         answers: list[ToolMessage] = []
         for outcome in outcomes:
@@ -178,7 +198,7 @@ class ToolNode:
         """The node, called from sync code outside a graph."""
         return run_sync(self(state))
 
-    async def _answer(self, call: ToolCall | InvalidToolCall, state: Any) -> ToolMessage:
+    async def _answer(self, call: ToolCall | InvalidToolCall, key: str, state: Any) -> ToolMessage:
         call_id = call.id or ""
         name = call.name or ""
         try:
@@ -188,7 +208,7 @@ class ToolNode:
                     f"({call.error or 'could not parse'}). Call `{name}` again with a JSON "
                     "object of arguments."
                 )
-            message = await self._run(call, state)
+            message = await aonce(key, self._run, call, state)
         except _Failure as failure:
             if self.handle_errors is False:
                 raise ToolError(failure.text, tool_name=name, tool_call_id=call_id) from (

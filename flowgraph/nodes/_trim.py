@@ -8,17 +8,17 @@ tool result whose call is gone, and a call whose results are gone.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_type_hints, overload
 
 from flowgraph.messages import (
     AIMessage,
     AnyMessage,
     BaseMessage,
-    HumanMessage,
     MessageLike,
     ReasoningPart,
     RemoveMessage,
@@ -140,63 +140,299 @@ def _blocks(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
     return blocks
 
 
+MessageType = str | type[BaseMessage]
+"""A message type for `start_on` / `end_on`: "human", "ai", "system", "tool", or a class."""
+Counter = TokenCounter | Callable[[BaseMessage], int] | Literal["approximate"] | object
+"""What `token_counter` takes: a function of a message list, a function of one message
+(its first parameter annotated as a message), "approximate", or a chat model."""
+
+_TYPE_NAMES = {"user": "human", "assistant": "ai", "developer": "system"}
+
+
+@overload
 def trim_messages(
     messages: Sequence[AnyMessage | MessageLike],
     *,
     max_messages: int | None = None,
     max_tokens: int | None = None,
-    token_counter: TokenCounter = count_tokens_approximately,
+    token_counter: Counter = count_tokens_approximately,
+    strategy: Literal["last", "first"] = "last",
     include_system: bool = True,
-    start_on: Literal["any", "human"] = "any",
-) -> list[AnyMessage]:
-    """The newest messages that fit both windows, after the system message.
+    start_on: MessageType | Sequence[MessageType] | None = None,
+    end_on: MessageType | Sequence[MessageType] | None = None,
+    allow_partial: bool = False,
+    text_splitter: Callable[[str], list[str]] | None = None,
+) -> list[AnyMessage]: ...
+
+
+@overload
+def trim_messages(
+    messages: None = None,
+    *,
+    max_messages: int | None = None,
+    max_tokens: int | None = None,
+    token_counter: Counter = count_tokens_approximately,
+    strategy: Literal["last", "first"] = "last",
+    include_system: bool = True,
+    start_on: MessageType | Sequence[MessageType] | None = None,
+    end_on: MessageType | Sequence[MessageType] | None = None,
+    allow_partial: bool = False,
+    text_splitter: Callable[[str], list[str]] | None = None,
+) -> Trimmer: ...
+
+
+def trim_messages(
+    messages: Sequence[AnyMessage | MessageLike] | None = None,
+    *,
+    max_messages: int | None = None,
+    max_tokens: int | None = None,
+    token_counter: Counter = count_tokens_approximately,
+    strategy: Literal["last", "first"] = "last",
+    include_system: bool = True,
+    start_on: MessageType | Sequence[MessageType] | None = None,
+    end_on: MessageType | Sequence[MessageType] | None = None,
+    allow_partial: bool = False,
+    text_splitter: Callable[[str], list[str]] | None = None,
+) -> list[AnyMessage] | Trimmer:
+    """The newest (or oldest) messages that fit both windows; LangChain's arguments work too.
 
     - `max_messages` counts the kept system message (DESIGN §9);
-    - `max_tokens` is measured with `token_counter` (default
-      `count_tokens_approximately`; `tiktoken_counter()` when tiktoken is
-      installed), the system message included;
-    - a leading system message is always kept (`include_system=False`
-      drops it), even when it alone exceeds a window;
+    - `max_tokens` is measured with `token_counter`: a function of a list
+      of messages (`len` counts messages), a function of one message, the
+      string "approximate", or a chat model (whose count is the estimate);
+      default `count_tokens_approximately` (`tiktoken_counter()` when
+      tiktoken is installed);
+    - `strategy="last"` (the default) keeps the newest messages, "first"
+      the oldest;
+    - with "last", a leading system message is kept first whatever the
+      windows (`include_system=True`, the default here; LangChain's default
+      is False); with `include_system=False` it is an ordinary message, kept
+      only when the window reaches back to it;
     - an AIMessage with tool calls and its ToolMessages are kept or dropped
-      together, and only whole blocks from the newest backwards are kept,
-      so the result is the system message plus a suffix of the rest;
-    - `start_on="human"` also drops kept messages before the first human
-      message (for providers that want the conversation to start with one).
+      together: the result never holds a call without its results, nor a
+      result without its call (LangChain's may);
+    - `start_on` (with "last"): the kept messages start at the first of
+      this type ("human", a class, or a list of them), the system message
+      aside; `end_on`: the messages end on one of this type (with "last"
+      before trimming, with "first" after, as in LangChain);
+    - `allow_partial`: a message that does not fit whole may be cut to the
+      newest (with "first": the oldest) of its content parts, or of its
+      text's lines (`text_splitter` splits the text otherwise).
 
     The input is not modified; with neither limit, everything is kept.
+    Without `messages`, the trimmer itself is returned: call it (or its
+    `invoke`) with the messages later.
     """
+    if messages is None:
+        return Trimmer(
+            max_messages=max_messages,
+            max_tokens=max_tokens,
+            token_counter=token_counter,
+            strategy=strategy,
+            include_system=include_system,
+            start_on=start_on,
+            end_on=end_on,
+            allow_partial=allow_partial,
+            text_splitter=text_splitter,
+        )
     if max_messages is not None and max_messages < 1:
         raise ValueError(f"max_messages must be at least 1, not {max_messages}")
     if max_tokens is not None and max_tokens < 0:
         raise ValueError(f"max_tokens must not be negative, not {max_tokens}")
+    if strategy not in ("last", "first"):
+        raise ValueError(f"strategy must be 'last' or 'first', not {strategy!r}")
+    if strategy == "first" and _types(start_on):
+        raise ValueError("start_on applies to strategy='last' (the newest messages)")
     coerced = coerce_messages(list(messages))
     if any(isinstance(m, RemoveMessage) for m in coerced):
         raise ValueError(
             "trim_messages trims a conversation; a RemoveMessage is an update for "
             "add_messages, not part of one"
         )
+    window = _Window(
+        max_messages,
+        max_tokens,
+        _list_counter(token_counter),
+        (text_splitter or _lines) if allow_partial else None,
+    )
     items = cast(list[BaseMessage], coerced)
+    ends = _types(end_on)
+    if strategy == "first":
+        kept = window.fill(_blocks(items), newest=False)
+        trimmed = _end_on(kept, ends) if ends else kept
+        return cast(list[AnyMessage], [m for block in trimmed for m in block])
+    blocks = _blocks(items)
+    if ends:  # before anything is kept: it may leave nothing, the system message included
+        blocks = _end_on(blocks, ends)
     system: list[BaseMessage] = []
-    if items and isinstance(items[0], SystemMessage):
-        if include_system:
-            system = items[:1]
-        items = items[1:]
-    used_messages = len(system)
-    used_tokens = token_counter(system) if system and max_tokens is not None else 0
-    kept: list[list[BaseMessage]] = []
-    for block in reversed(_blocks(items)):
-        if max_messages is not None and used_messages + len(block) > max_messages:
-            break
-        if max_tokens is not None:
-            cost = token_counter(block)
-            if used_tokens + cost > max_tokens:
-                break
-            used_tokens += cost
-        used_messages += len(block)
-        kept.append(block)
-    kept.reverse()
-    if start_on == "human":
-        while kept and not isinstance(kept[0][0], HumanMessage):
+    if include_system and blocks and isinstance(blocks[0][0], SystemMessage):
+        system = blocks.pop(0)
+        window.take(system, always=True)
+    kept = window.fill(blocks, newest=True)
+    starts = _types(start_on)
+    if starts:
+        while kept and not _is_a(kept[0][0], starts):
             kept.pop(0)
-    trimmed = [*system, *(message for block in kept for message in block)]
-    return cast(list[AnyMessage], trimmed)
+    return cast(list[AnyMessage], [*system, *(m for block in kept for m in block)])
+
+
+class Trimmer:
+    """`trim_messages` with its arguments given, waiting for the messages.
+
+    What `trim_messages(max_tokens=...)` returns without messages, as
+    LangChain's does: `trimmer.invoke(state["messages"])`, or `trimmer(...)`,
+    or `ModelNode(memory=trimmer)`.
+    """
+
+    def __init__(self, **arguments: Any) -> None:
+        self.arguments = arguments
+
+    def __call__(self, messages: Sequence[AnyMessage | MessageLike]) -> list[AnyMessage]:
+        return trim_messages(messages, **self.arguments)
+
+    def invoke(self, messages: Sequence[AnyMessage | MessageLike]) -> list[AnyMessage]:
+        """The messages trimmed (LangChain's Runnable spelling of a call)."""
+        return self(messages)
+
+    def __repr__(self) -> str:
+        given = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items() if v is not None)
+        return f"trim_messages({given})"
+
+
+class _Window:
+    """The room left in the message and token windows, filled block by block."""
+
+    def __init__(
+        self,
+        max_messages: int | None,
+        max_tokens: int | None,
+        counter: TokenCounter,
+        splitter: Callable[[str], list[str]] | None,
+    ) -> None:
+        self.messages = max_messages
+        self.tokens = max_tokens
+        self.counter = counter
+        self.splitter = splitter
+
+    def take(self, block: list[BaseMessage], *, always: bool = False) -> bool:
+        """Count `block` in if it fits both windows (`always`: the system message, anyway)."""
+        cost = self.counter(block) if self.tokens is not None else 0
+        if not always:
+            if self.messages is not None and len(block) > self.messages:
+                return False
+            if self.tokens is not None and cost > self.tokens:
+                return False
+        self._spend(len(block), cost)
+        return True
+
+    def _spend(self, messages: int, tokens: int) -> None:
+        if self.messages is not None:
+            self.messages = max(self.messages - messages, 0)
+        if self.tokens is not None:
+            self.tokens = max(self.tokens - tokens, 0)
+
+    def fill(self, blocks: list[list[BaseMessage]], *, newest: bool) -> list[list[BaseMessage]]:
+        """Whole blocks from the newest (or oldest) end while they fit; then maybe a part."""
+        kept: list[list[BaseMessage]] = []
+        for block in reversed(blocks) if newest else blocks:
+            if self.take(block):
+                kept.append(block)
+                continue
+            part = self._partial(block, newest=newest)
+            if part is not None:
+                kept.append([part])
+            break
+        if newest:
+            kept.reverse()
+        return kept
+
+    def _partial(self, block: list[BaseMessage], *, newest: bool) -> BaseMessage | None:
+        """The largest newest (oldest) piece of a lone message that fits, or None."""
+        if self.splitter is None or len(block) != 1 or self.messages == 0:
+            return None
+        message = block[0]
+        if isinstance(message, AIMessage) and message.has_tool_calls:
+            return None  # its calls are not divisible
+        content = message.content
+        pieces: list[Any] = (
+            list(content) if not isinstance(content, str) else self.splitter(content)
+        )
+        best: BaseMessage | None = None
+        for size in range(1, len(pieces)):
+            chosen = pieces[-size:] if newest else pieces[:size]
+            piece = "".join(chosen) if isinstance(content, str) else chosen
+            candidate = message.model_copy(update={"content": piece})
+            if self.tokens is not None and self.counter([candidate]) > self.tokens:
+                break
+            best = candidate
+        if best is not None:
+            self._spend(1, self.counter([best]) if self.tokens is not None else 0)
+        return best
+
+
+def _lines(text: str) -> list[str]:
+    """The default split of a message's text for `allow_partial`: lines, with their ends."""
+    return text.splitlines(keepends=True)
+
+
+def _list_counter(token_counter: Counter) -> TokenCounter:
+    """Any accepted `token_counter` as a function of a message list."""
+    if isinstance(token_counter, str):
+        if token_counter != "approximate":
+            raise ValueError(
+                f"token_counter={token_counter!r}: the only name known is 'approximate'"
+            )
+        return count_tokens_approximately
+    counts = getattr(token_counter, "get_num_tokens_from_messages", None)
+    if callable(counts):  # a model that can count (LangChain's spelling)
+        return lambda messages: int(counts(list(messages)))
+    if hasattr(token_counter, "invoke") and hasattr(token_counter, "ainvoke"):
+        return count_tokens_approximately  # a chat model: an estimate, as no tokenizer is here
+    if not callable(token_counter):
+        raise TypeError(
+            f"token_counter must be a function, 'approximate' or a chat model, not "
+            f"{type(token_counter).__name__}"
+        )
+    if _counts_one_message(token_counter):
+        one = cast(Callable[[BaseMessage], int], token_counter)
+        return lambda messages: sum(one(m) for m in messages)
+    return cast(TokenCounter, token_counter)
+
+
+def _counts_one_message(fn: Callable[..., Any]) -> bool:
+    """True for a function whose first parameter is annotated as one message."""
+    try:
+        hints = get_type_hints(fn)
+        first = next(iter(inspect.signature(fn).parameters), None)
+    except (TypeError, ValueError, NameError):
+        return False
+    hint = hints.get(first) if first is not None else None
+    return isinstance(hint, type) and issubclass(hint, BaseMessage)
+
+
+def _types(given: MessageType | Sequence[MessageType] | None) -> tuple[MessageType, ...]:
+    if given is None or given == "any":
+        return ()
+    if isinstance(given, (str, type)):
+        return (given,)
+    return tuple(given)
+
+
+def _is_a(message: BaseMessage, types: tuple[MessageType, ...]) -> bool:
+    for kind in types:
+        if isinstance(kind, str):
+            if message.type == _TYPE_NAMES.get(kind, kind):
+                return True
+        elif isinstance(message, kind):
+            return True
+    return False
+
+
+def _end_on(
+    blocks: list[list[BaseMessage]], types: tuple[MessageType, ...]
+) -> list[list[BaseMessage]]:
+    """The blocks up to the last one that ends on a message of `types` (whole blocks only)."""
+    end = len(blocks)
+    while end and not _is_a(blocks[end - 1][-1], types):
+        end -= 1
+    return blocks[:end]

@@ -14,6 +14,7 @@ from typing import Any
 
 from flowgraph._context import listening
 from flowgraph.graph._bridge import run_sync
+from flowgraph.graph._once import aonce, call_key
 from flowgraph.messages import (
     AIMessage,
     AIMessageChunk,
@@ -81,7 +82,10 @@ class ModelNode:
       is sent only.
 
     Inside a run that streams "messages", the reply is streamed token by
-    token; it is stored with the provider's id, or a deterministic one.
+    token; it is stored with the provider's id, or a deterministic one. A
+    reply that arrived is kept (`aonce`): when something later in the same
+    step fails and the node is retried or resumed, the model is not paid
+    twice. A failed call, or a reply that could not be parsed, is retried.
     """
 
     node_kind = "model"
@@ -123,6 +127,10 @@ class ModelNode:
 
     async def __call__(self, state: Any) -> dict[str, list[AIMessage]]:
         messages = self.prepare(state)
+        reply = await aonce(call_key("model_reply"), self._reply, messages)
+        return {self.key: [reply]}
+
+    async def _reply(self, messages: list[AnyMessage]) -> AIMessage:
         if listening("messages"):
             total: AIMessageChunk | None = None
             async for chunk in self.model.astream(messages, tools=self.tools, options=self.options):
@@ -130,7 +138,7 @@ class ModelNode:
             reply = total.to_message() if total is not None else AIMessage(content="")
         else:
             reply = await self.model.ainvoke(messages, tools=self.tools, options=self.options)
-        return {self.key: [reply]}
+        return reply
 
     def invoke(self, state: Any) -> dict[str, list[AIMessage]]:
         """Run the node outside a graph (sync)."""

@@ -19,6 +19,7 @@ Conventions fixed here (and documented in the README):
   "Send" to each of them. When there is no such node, the branch may lead
   anywhere: it gets an unlabelled conditional edge to every node and END,
   as the peers draw it.
+- A node with no edge out ends the run, so it gets a direct edge to END.
 - A compiled graph used as a node becomes a cluster named after the node:
   the node itself is the cluster's entry (kind "subgraph"), the inner nodes
   follow with ids `"<node>:<inner>"`, and the inner END becomes the
@@ -171,6 +172,8 @@ def _details(spec: Any) -> tuple[tuple[str, str], ...]:
     retry = spec.retry
     if retry is not None:
         details.append(("retry", f"{retry.max_attempts} attempts"))
+    if spec.defer:
+        details.append(("defer", "runs once no other task is left"))
     if spec.destinations:
         details.append(("destinations", ", ".join(display_name(d) for d in spec.destinations)))
     return tuple(details)
@@ -210,6 +213,11 @@ def _raw_edges(graph: nx.MultiDiGraph[str], builder: Any) -> list[tuple[str, str
             else:
                 for target in [n for n in graph.nodes if "spec" in graph.nodes[n]] + [END]:
                     merged.setdefault((source, target, "conditional"), [])
+    # a node with no edge out ends the run: draw that edge, as LangGraph does
+    has_out = {source for source, _, _ in merged} | set(open_sources)
+    for name in graph.nodes:
+        if name not in has_out and name != END and "spec" in graph.nodes[name]:
+            merged[(name, END, "direct")] = []
     order = {name: i for i, name in enumerate(_node_order(graph))}
     items = sorted(merged.items(), key=lambda item: order.get(item[0][0], len(order)))
     return [(s, t, k, ", ".join(labels) or None) for (s, t, k), labels in items]

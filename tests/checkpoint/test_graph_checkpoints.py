@@ -340,7 +340,7 @@ def test_update_state_at_a_compile_time_breakpoint_then_continue(
 # -- human in the loop ---------------------------------------------------------------------
 
 
-def approval_app(store: BaseCheckpointer, calls: dict[str, int]) -> Any:
+def approval_app(store: BaseCheckpointer, calls: dict[str, int], publish: Any = None) -> Any:
     def review(state: State) -> dict[str, Any]:
         calls["before"] = calls.get("before", 0) + 1
         answer = interrupt({"question": "ship it?", "draft": state.messages[-1].text})
@@ -350,7 +350,7 @@ def approval_app(store: BaseCheckpointer, calls: dict[str, int]) -> Any:
     g = StateGraph(State)
     g.add_node("draft", appender("draft"))
     g.add_node("review", review)
-    g.add_node("publish", appender("publish"))
+    g.add_node("publish", publish or appender("publish"))
     g.add_edge(START, "draft")
     g.add_edge("draft", "review")
     g.add_edge("review", "publish")
@@ -382,6 +382,38 @@ def test_interrupt_pauses_and_command_resume_answers_it(
     assert app.get_state(t).interrupts == ()
     with pytest.raises(InvalidUpdateError, match="not waiting"):
         app.invoke(Command(resume="again"), thread_id=t)
+
+
+def test_a_failed_step_after_an_answered_interrupt_shows_no_interrupt(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    """The answer was used and its step checkpointed: the failure after it is an ordinary
+    stopped step (resume with None), not a question still waiting."""
+    t = tid("t")
+    calls: dict[str, int] = {}
+    broken = {"publish": True}
+
+    def publish(state: State) -> dict[str, Any]:
+        if broken["publish"]:
+            raise ConnectionError("publishing service down")
+        return {"messages": [AIMessage("published")]}
+
+    app = approval_app(checkpointer, calls, publish)
+    app.invoke({"messages": [HumanMessage("write")]}, thread_id=t)
+    (pause,) = app.get_state(t).interrupts
+    with pytest.raises(ConnectionError):
+        app.invoke(Command(resume="yes"), thread_id=t)
+    stopped = app.get_state(t)
+    assert stopped.interrupts == ()
+    assert stopped.next == ("publish",)
+    assert texts(stopped.values) == ["write", "draft1", "answer: yes"]
+    with pytest.raises(InvalidUpdateError, match="not waiting"):
+        app.invoke(Command(resume={pause.id: "again"}), thread_id=t)
+    broken["publish"] = False
+    out = app.invoke(None, thread_id=t)
+    assert texts(out) == ["write", "draft1", "answer: yes", "published"]
+    assert calls == {"before": 2, "after": 1}
+    assert app.get_state(t).interrupts == ()
 
 
 def test_two_interrupts_in_one_node_are_answered_in_turn(

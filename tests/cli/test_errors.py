@@ -28,19 +28,82 @@ def test_a_missing_attribute_names_the_graphs_the_file_has(cli: Cli) -> None:
 
     assert done.code == 1
     assert done.err == (
-        "flowgraph: error: approve.py has no attribute 'nope'; graphs it defines: graph\n"
+        "flowgraph: error: approve.py has no attribute 'nope'; "
+        "it has: graph (a StateGraph); name one: approve.py:graph\n"
     )
 
 
-def test_a_file_without_app_or_a_single_graph(cli: Cli, workdir: Path) -> None:
-    (workdir / "empty.py").write_text("x = 1\n")
+SEVERAL = """
+from __future__ import annotations
 
-    done = cli("run", "empty.py", "hi")
+from typing import TYPE_CHECKING
 
+from flowgraph import END, START, CompiledGraph, MessagesState, StateGraph, create_react_agent
+
+if TYPE_CHECKING:  # at run time the annotation below is only text
+    import flowgraph.graph
+
+
+def build(db: str, *, debug: bool = False) -> CompiledGraph:
+    return create_react_agent(None, checkpointer=None)
+
+
+def draft() -> flowgraph.graph.StateGraph:
+    return graph
+
+
+def helper():
+    return 1
+
+
+graph = StateGraph(MessagesState)
+graph.add_node("echo", lambda state: {})
+graph.add_edge(START, "echo").add_edge("echo", END)
+first = graph.compile()
+second = graph.compile()
+_private = graph.compile()
+"""
+
+
+def test_without_app_every_graph_and_graph_factory_is_listed(cli: Cli, workdir: Path) -> None:
+    (workdir / "several.py").write_text(SEVERAL)
+
+    done = cli("run", "several.py", "hi")
+
+    # not listed: helper (no graph annotation), create_react_agent (imported), _private
     assert done.code == 1
     assert done.err == (
-        "flowgraph: error: empty.py has no `app` and no single graph to pick; "
-        "name one: empty.py:NAME\n"
+        "flowgraph: error: several.py has no `app` and no single graph to pick; it has: "
+        "build(db) (returns CompiledGraph; the CLI passes no arguments), "
+        "draft() (returns StateGraph), graph (a StateGraph), first (a compiled graph), "
+        "second (a compiled graph); name one: several.py:draft\n"
+    )
+    assert cli("run", "several.py:draft", "hi", "-q").code == 0  # the advice works
+
+
+def test_a_file_with_nothing_to_run_shows_the_two_shapes(cli: Cli, workdir: Path) -> None:
+    (workdir / "empty.py").write_text("x = 1\n")
+    (workdir / "needs.py").write_text(
+        "from flowgraph import CompiledGraph\n\n\ndef make(db: str) -> CompiledGraph: ...\n"
+    )
+
+    empty = cli("run", "empty.py", "hi")
+    needs = cli("draw", "needs.py", "-o", "x.svg")
+
+    shapes = (
+        "give it `app = graph.compile()` at module level (run as {0}), or a factory "
+        "`def make_app() -> CompiledGraph: ...` (run as {0}:make_app)\n"
+    )
+    assert empty.code == 1
+    assert empty.err == (
+        "flowgraph: error: empty.py has no `app`; it defines no compiled graph, StateGraph "
+        "or function returning one; " + shapes.format("empty.py")
+    )
+    assert needs.code == 1
+    assert needs.err == (
+        "flowgraph: error: needs.py has no `app` and no single graph to pick; it has: "
+        "make(db) (returns CompiledGraph; the CLI passes no arguments); none runs without "
+        "arguments: " + shapes.format("needs.py")
     )
 
 

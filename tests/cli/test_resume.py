@@ -9,7 +9,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .conftest import Cli, env_for, in_pty
+import pytest
+
+from .conftest import ROOT, Cli, env_for, in_pty
 
 
 def test_a_paused_run_prints_the_command_that_resumes_it(cli: Cli) -> None:
@@ -136,3 +138,29 @@ def test_fork_with_a_new_prompt(cli: Cli) -> None:
     lines = cli("show", "w").out.splitlines()[1:]
     assert lines[:2] == ["#1 human  Weather in Paris?", "#2 human  Weather in Tokyo?"]
     assert lines[-1] == "#5 ai     It is sunny in Tokyo."
+
+
+@pytest.mark.parametrize(
+    ("typed", "answer"),
+    [
+        ("yes", "Done: Booked Chez Paul for 2 at 20:00 (confirmation FG-1)."),
+        ("no, too pricey", "Understood, I did not book anything."),
+    ],
+)
+def test_on_a_terminal_you_are_the_human_of_the_example(
+    workdir: Path, cli: Cli, typed: str, answer: str
+) -> None:
+    (workdir / "examples").symlink_to(ROOT / "examples")
+
+    code, shown = in_pty(
+        ["run", "examples/human_in_the_loop.py", "Book a table for two at 20:00.", "--thread", "d"],
+        workdir,
+        answers=[("resume value (JSON or text)> ", typed)],
+    )
+
+    assert code == 0, shown
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown).replace("\r\n", "\n")
+    assert '"tool_calls": [{"name": "book_table", "args": {"restaurant": "Chez Paul"' in plain
+    assert plain.rstrip().endswith(answer)
+    if typed != "yes":  # the refusal, with the words typed, is what the model read
+        assert f"The user declined this call: {typed}" in cli("show", "d").out

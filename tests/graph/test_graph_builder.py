@@ -275,12 +275,12 @@ def test_node_reachable_only_through_a_cycle_island_is_unreachable() -> None:
     assert info.value.node in {"x", "y"}
 
 
-def test_node_with_no_way_out() -> None:
-    g = build("a", "dead")
-    g.add_edge(START, "a").add_edge("a", "dead")
-    with pytest.raises(GraphValidationError, match="'dead' has no way out") as info:
-        g.compile()
-    assert info.value.node == "dead"
+def test_node_with_no_way_out_ends_the_run() -> None:
+    # as in LangGraph (issue 18): no edge out of a node means END after it
+    g = build("a", "last")
+    g.add_edge(START, "a").add_edge("a", "last")
+    app = g.compile()
+    assert app.invoke({}).trail == ["a", "last"]
 
 
 def test_path_map_target_that_does_not_exist() -> None:

@@ -13,6 +13,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
+import anyio
 import pytest
 from pydantic import Field
 
@@ -22,6 +23,8 @@ try:  # the public path of DESIGN §6, once the package re-exports it
     from flowgraph.checkpoint import MemoryCheckpointer  # type: ignore[attr-defined]
 except ImportError:
     from flowgraph.checkpoint.memory import MemoryCheckpointer
+
+TIMEOUT = 5.0
 
 
 class State(MessagesState):
@@ -98,6 +101,52 @@ def test_async_branch_and_async_nodes_in_a_loop() -> None:
     out = asyncio.run(g.compile().ainvoke({}))
     assert out.count == 3
     assert out.trail == ["async"] * 3
+
+
+async def needs_a_task(state: State) -> dict[str, Any]:
+    """Async code that only works inside an asyncio Task, as library code often is."""
+    assert asyncio.current_task() is not None
+    async with asyncio.timeout(TIMEOUT):
+        await asyncio.sleep(0)
+    with anyio.fail_after(TIMEOUT):
+        await anyio.sleep(0)
+    return {"count": state.count + 1, "trail": ["timed"]}
+
+
+class NeedsATask:
+    async def __call__(self, state: State) -> dict[str, Any]:
+        return await needs_a_task(state)
+
+
+async def route_in_a_task(state: State) -> str:
+    await needs_a_task(state)
+    return "done"
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [needs_a_task, NeedsATask(), functools.partial(needs_a_task), lambda s: needs_a_task(s)],
+    ids=["async-def", "async-__call__", "partial", "returns-coroutine"],
+)
+@pytest.mark.parametrize(
+    "branch",
+    [route_in_a_task, lambda s: route_in_a_task(s), lambda s: "done"],
+    ids=["async-branch", "branch-returns-coroutine", "sync-branch"],
+)
+def test_sync_invoke_runs_async_nodes_and_branches_inside_a_task(fn: Any, branch: Any) -> None:
+    """A sync step first (run inline), then async code that needs a current Task:
+    invoke runs it as ainvoke does."""
+    g = StateGraph(State)
+    g.add_node("prep", lambda s: {"trail": ["prep"]})
+    g.add_node("timed", fn)
+    g.add_node("done", lambda s: {"trail": ["done"]})
+    g.add_edge(START, "prep").add_edge("prep", "timed")
+    g.add_conditional_edges("timed", branch, ["done"])
+    g.add_edge("done", END)
+    app = g.compile()
+    out = app.invoke({"count": 1})
+    assert (out.count, out.trail) == (2, ["prep", "timed", "done"])
+    assert asyncio.run(app.ainvoke({"count": 1})) == out
 
 
 # ------------------------------------------------------------------ sync API in a running loop

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import threading
 from typing import Annotated, Any
 
 import pytest
@@ -20,12 +21,14 @@ from flowgraph import (
     StateGraph,
 )
 from flowgraph._context import charge_model_call, emit
-from flowgraph.errors import BudgetExceededError
+from flowgraph.errors import BudgetExceededError, GraphRecursionError
 
 try:  # the public path of DESIGN §6, once the package re-exports it
     from flowgraph.checkpoint import MemoryCheckpointer  # type: ignore[attr-defined]
 except ImportError:
     from flowgraph.checkpoint.memory import MemoryCheckpointer
+
+TIMEOUT = 5.0
 
 
 class Parent(MessagesState):
@@ -191,3 +194,65 @@ def test_subgraph_as_a_send_target_gets_the_send_argument() -> None:
     )
     g.add_edge("child", END)
     assert g.compile().invoke({}).notes == ["topic x", "topic y"]
+
+
+@pytest.mark.parametrize("sibling_kind", ["sync", "async"])
+@pytest.mark.parametrize("api", ["invoke", "ainvoke"])
+def test_a_sync_node_inside_a_subgraph_overlaps_a_sibling_of_the_parent_s_step(
+    sibling_kind: str, api: str
+) -> None:
+    """The subgraph's sync node runs on a worker thread, as a parent's would: the event
+    loop the parent's step shares stays free. Each side waits to see the other running."""
+    inner_running = threading.Event()
+    sibling_running = threading.Event()
+
+    def inner(state: Child) -> dict[str, Any]:
+        inner_running.set()
+        assert sibling_running.wait(TIMEOUT), "the parent's sibling never ran meanwhile"
+        return {"notes": ["inner"]}
+
+    def sync_sibling(state: Parent) -> dict[str, Any]:
+        sibling_running.set()
+        assert inner_running.wait(TIMEOUT), "the subgraph's node never ran meanwhile"
+        return {"notes": ["sibling"]}
+
+    async def async_sibling(state: Parent) -> dict[str, Any]:
+        sibling_running.set()
+        assert await asyncio.to_thread(inner_running.wait, TIMEOUT)
+        return {"notes": ["sibling"]}
+
+    child = StateGraph(Child)
+    child.add_node("inner", inner)
+    child.add_edge(START, "inner").add_edge("inner", END)
+    g = StateGraph(Parent)
+    g.add_node("child", child.compile())  # first in the step: it starts before the sibling
+    g.add_node("sibling", sync_sibling if sibling_kind == "sync" else async_sibling)
+    g.add_edge(START, "child").add_edge(START, "sibling")
+    g.add_edge("child", END).add_edge("sibling", END)
+    app = g.compile()
+    out = app.invoke({}) if api == "invoke" else asyncio.run(app.ainvoke({}))
+    assert out.notes == ["inner", "sibling"]
+
+
+def test_a_looping_subgraph_stops_at_its_own_step_limit() -> None:
+    calls = {"spin": 0}
+
+    def spin(state: Child) -> dict[str, Any]:
+        calls["spin"] += 1
+        if calls["spin"] > 1000:  # pragma: no cover - fails fast instead of hanging
+            raise AssertionError("the subgraph ran past any step limit")
+        return {"scratch": str(calls["spin"])}
+
+    child = StateGraph(Child)
+    child.add_node("spin", spin)
+    child.add_edge(START, "spin")
+    child.add_conditional_edges("spin", lambda s: "spin", ["spin", END])
+    g = StateGraph(Parent)
+    g.add_node("child", child.compile())
+    g.add_edge(START, "child").add_edge("child", END)
+    with pytest.raises(GraphRecursionError) as info:
+        g.compile().invoke({})
+    assert info.value.limit == 100
+    assert info.value.nodes == ("spin",)
+    assert calls["spin"] == 100
+    assert "'child'" in " ".join(info.value.__notes__)

@@ -7,12 +7,14 @@ import operator
 import random
 import threading
 import time
+from enum import StrEnum
 from typing import Annotated, Any
 
 import pytest
 from pydantic import Field
 
 from flowgraph import END, START, AIMessage, Command, MessagesState, Send, StateGraph
+from flowgraph.checkpoint.memory import MemoryCheckpointer
 from flowgraph.errors import GraphValidationError
 
 TIMEOUT = 5.0
@@ -186,6 +188,28 @@ def test_merge_order_is_deterministic_under_random_completion() -> None:
         assert sync_app.invoke({}).trail == names
 
 
+def test_writes_after_tasks_that_wrote_nothing_are_applied() -> None:
+    """Tasks returning None, {} or a Command without update come first; the writer's update
+    still lands (the barrier skips empty results, it does not stop at them)."""
+
+    async def nothing_async(state: State) -> None:
+        return None
+
+    app = fan_graph(
+        {
+            "none": lambda s: None,
+            "empty": lambda s: {},
+            "goto_only": lambda s: Command(goto=[]),
+            "none_async": nothing_async,
+            "writer": lambda s: {"trail": ["writer"], "n": 7, "messages": [AIMessage("w")]},
+        }
+    )
+    for out in (app.invoke({}), asyncio.run(app.ainvoke({}))):
+        assert out.trail == ["writer"]
+        assert out.n == 7
+        assert [m.text for m in out.messages] == ["w"]
+
+
 # ------------------------------------------------------------------ routing
 
 
@@ -290,6 +314,109 @@ def test_node_triggered_twice_in_a_step_runs_once() -> None:
     g.add_edge(START, "a").add_edge(START, "b")
     g.add_edge("a", "c").add_edge("b", "c").add_edge("c", END)
     assert g.compile().invoke({}).trail == ["a", "b", "c"]
+
+
+def test_nodes_of_one_step_routing_to_different_successors_all_reach_them() -> None:
+    """Three sources in one step, each by another kind of route (no join edges anywhere):
+    every successor runs in the next step."""
+    g = StateGraph(State)
+    for name in ("a", "b", "c", "d", "e"):
+        g.add_node(name, mark(name))
+    g.add_node("x", lambda s: Command(update={"trail": ["x"]}, goto="e"), destinations=["e"])
+    g.add_edge(START, "a").add_edge(START, "b").add_edge(START, "x")
+    g.add_edge("a", "c")  # a plain edge
+    g.add_conditional_edges("b", lambda s: "d", ["d"])  # a branch
+    for name in ("c", "d", "e"):
+        g.add_edge(name, END)
+    app = g.compile()
+    parts = list(app.stream({}))
+    assert [(p.step, p.node) for p in parts] == [
+        (1, "a"),
+        (1, "b"),
+        (1, "x"),
+        (2, "c"),
+        (2, "d"),
+        (2, "e"),
+    ]
+    assert app.invoke({}).trail == ["a", "b", "x", "c", "d", "e"]
+
+
+def test_two_nodes_of_one_step_each_branching_elsewhere() -> None:
+    g = StateGraph(State)
+    for name in ("a", "b", "c", "d"):
+        g.add_node(name, mark(name))
+    g.add_edge(START, "a").add_edge(START, "b")
+    g.add_conditional_edges("a", lambda s: "c", ["c"])
+    g.add_conditional_edges("b", lambda s: "d", ["d"])
+    g.add_edge("c", END).add_edge("d", END)
+    parts = list(g.compile().stream({}))
+    assert [(p.step, p.node) for p in parts] == [(1, "a"), (1, "b"), (2, "c"), (2, "d")]
+
+
+class Route(StrEnum):
+    """Routes as a str subclass: equal to the node names, but not of type str."""
+
+    B = "b"
+    C = "c"
+    DONE = END
+
+
+def test_a_str_enum_route_returned_twice_or_reached_two_ways_runs_once() -> None:
+    """No path_map: the branch's own values (not a map's plain strings) are the routes."""
+    twice = routed(lambda s: [Route.B, Route.B])
+    assert twice.invoke({}).trail == ["a", "b"]
+    assert [(p.step, p.node) for p in twice.stream({})] == [(1, "a"), (2, "b")]
+
+    g = StateGraph(State)
+    for name in ("a", "a2", "b"):
+        g.add_node(name, mark(name))
+    g.add_edge(START, "a").add_edge(START, "a2")
+    g.add_edge("a", "b")  # "b" as a plain str first, then as a StrEnum
+    g.add_conditional_edges("a", lambda s: Route.B)
+    g.add_conditional_edges("a2", lambda s: [Route.B, "b"])  # the StrEnum first
+    g.add_edge("b", END)
+    assert g.compile().invoke({}).trail == ["a", "a2", "b"]
+
+
+def test_a_str_enum_route_through_a_path_map_and_a_command() -> None:
+    assert routed(lambda s: Route.C, {"b": "b", "c": "c"}).invoke({}).trail == ["a", "c"]
+    g = StateGraph(State)
+    g.add_node("a", lambda s: Command(goto=[Route.B, Route.B, "b"]), destinations=["b"])
+    g.add_node("b", mark("b"))
+    g.add_edge(START, "a").add_edge("b", END)
+    assert g.compile().invoke({}).trail == ["b"]
+
+
+def test_a_str_enum_equal_to_end_ends_the_branch() -> None:
+    assert routed(lambda s: Route.DONE).invoke({}).trail == ["a"]
+    assert routed(lambda s: [Route.DONE, Route.C]).invoke({}).trail == ["a", "c"]
+    assert routed(lambda s: Route.DONE, ["b", "c", END]).invoke({}).trail == ["a"]
+    g = StateGraph(State)
+    g.add_node("a", lambda s: Command(goto=Route.DONE), destinations=[END])
+    g.add_edge(START, "a")
+    assert g.compile().invoke({"n": 1}).n == 1
+
+
+def test_a_str_enum_route_is_checkpointed_as_the_plain_node_name() -> None:
+    """The next step's tasks and a failed step's pending routes are stored: the codec
+    knows str, not the user's enum, so the engine keeps the plain name."""
+    g = StateGraph(State)
+    g.add_node("a", lambda s: Command(goto=Route.B), destinations=["b"])
+    g.add_node("fails", lambda s: {"n": 1 // s.n})
+    g.add_node("b", mark("b"))
+    g.add_edge(START, "a").add_edge(START, "fails")
+    g.add_conditional_edges("b", lambda s: [Route.C, Send(Route.C, {})])
+    g.add_node("c", mark("c"))
+    g.add_edge("fails", END).add_edge("c", END)
+    app = g.compile(checkpointer=MemoryCheckpointer())
+    with pytest.raises(ZeroDivisionError):
+        app.invoke({}, thread_id="t")  # a's route is kept as a pending write
+    app.update_state("t", {"n": 1})
+    out = app.invoke(None, thread_id="t")
+    assert out.trail == ["b", "c", "c"]
+    history = list(app.get_state_history("t"))
+    assert [s.next for s in history] == [(), ("c", "c"), ("b",), ("a", "fails"), ("a", "fails")]
+    assert {type(n) for s in history for n in s.next} == {str}
 
 
 # ------------------------------------------------------------------ Command

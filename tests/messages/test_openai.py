@@ -227,6 +227,68 @@ def test_a_call_without_id_or_name_is_invalid() -> None:
     assert "tool_calls" not in to_openai(message)  # no id or name: nothing OpenAI can take
 
 
+def test_a_call_with_an_empty_id_is_invalid() -> None:
+    """An empty id cannot be answered (a ToolMessage needs the call's id), so the call
+    is invalid, whatever else it gets right."""
+    message = from_openai(
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}},
+                {"id": "c2", "type": "function", "function": {"name": "", "arguments": "{}"}},
+            ],
+        }
+    )
+    assert isinstance(message, AIMessage)
+    assert message.tool_calls == []
+    assert message.invalid_tool_calls == [
+        InvalidToolCall(id="", name="f", args='{"a":1}', error="the tool call has no id"),
+        InvalidToolCall(id="c2", name="", args="{}", error="the tool call names no function"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "raw", "error"),
+    [
+        (5, "5", "arguments must be a JSON string, got int"),
+        (2.5, "2.5", "arguments must be a JSON string, got float"),
+        (True, "true", "arguments must be a JSON string, got bool"),
+        ([1, "x"], '[1, "x"]', "arguments must be a JSON string, got list"),
+        (b'{"a": 1}', "b'{\"a\": 1}'", "arguments must be a JSON string, got bytes"),
+        (
+            {1: "one"},
+            '{"1": "one"}',
+            "arguments must be a JSON object, got a mapping with keys that are not strings",
+        ),
+    ],
+    ids=["int", "float", "bool", "list", "bytes", "int-keys"],
+)
+def test_arguments_that_are_not_a_json_string_become_an_invalid_call_the_model_can_read(
+    arguments: Any, raw: str, error: str
+) -> None:
+    """Never a validation error for the whole reply: the call is kept as an invalid one
+    with its arguments as text, which goes back to the model with the error."""
+    message = from_openai(
+        {
+            "role": "assistant",
+            "content": "calling",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}},
+                {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+            ],
+        }
+    )
+    assert isinstance(message, AIMessage)
+    assert message.text == "calling"
+    assert message.tool_calls == [ToolCall(id="c2", name="g")]
+    assert message.invalid_tool_calls == [InvalidToolCall(id="c1", name="f", args=raw, error=error)]
+    out = to_openai(message)
+    assert [(c["id"], c["function"]["arguments"]) for c in out["tool_calls"]] == [
+        ("c2", "{}"),
+        ("c1", raw),
+    ]
+
+
 def test_malformed_tool_calls_list() -> None:
     with pytest.raises(InvalidMessageError, match=r"tool_calls\[0\] must be a dict"):
         from_openai({"role": "assistant", "tool_calls": ["f()"]})
@@ -275,6 +337,35 @@ def test_reasoning_content_both_ways() -> None:
     assert from_openai({"role": "assistant", "content": "a", "reasoning": "r"}) == AIMessage(
         [ReasoningPart("r"), TextPart("a")]
     )
+
+
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning"])
+@pytest.mark.parametrize(
+    "wire",
+    [
+        {"role": "assistant", "content": "42"},
+        {"role": "assistant", "content": None},
+        {"role": "assistant", "content": ""},
+        {"role": "assistant", "content": [{"type": "text", "text": "a"}]},
+        {
+            "role": "assistant",
+            "content": "x",
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+    ],
+    ids=["text", "null", "empty", "parts", "tool-call"],
+)
+def test_empty_reasoning_adds_no_part_and_leaves_content_as_it_was(
+    key: str, wire: dict[str, Any]
+) -> None:
+    message = from_openai({**wire, key: ""})
+    assert isinstance(message, AIMessage)
+    assert message == from_openai(wire)
+    assert not any(isinstance(p, ReasoningPart) for p in message.content)
+    if isinstance(wire["content"], str) and "tool_calls" not in wire:
+        assert message.content == wire["content"]  # still a plain string
 
 
 def test_interleaved_parts_are_regrouped_reasoning_text_calls() -> None:

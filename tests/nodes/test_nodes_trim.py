@@ -90,8 +90,10 @@ def test_without_a_system_message() -> None:
     assert ids(trim_messages(CONVERSATION[1:], max_messages=2)) == ["h2", "a3"]
 
 
-def test_include_system_false_drops_it() -> None:
+def test_include_system_false_makes_it_an_ordinary_message() -> None:
+    # as in LangChain: kept only when the window reaches back to it
     assert ids(trim_messages(CONVERSATION, max_messages=2, include_system=False)) == ["h2", "a3"]
+    assert ids(trim_messages(CONVERSATION, include_system=False)) == ids(CONVERSATION)
 
 
 def test_start_on_human() -> None:

@@ -8,6 +8,7 @@ store, and the errors when they cannot.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -149,18 +150,23 @@ def test_errors_say_what_to_give(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_task_acknowledges_late_and_enqueue_names_the_run() -> None:
+    """Through a queue of its own: kombu's memory:// broker is one per process, and other
+    code in it (the README's Celery snippet) leaves its messages on the default queue."""
     from celery import Celery
 
     from flowgraph.integrations.celery import enqueue_run, make_thread_task
 
     app = Celery("settings", broker="memory://")
+    name = f"run-ids-{uuid.uuid4().hex[:10]}"
     try:
         task = make_thread_task(app, GRAPH, store="unused.db", name="t.run", max_retries=7)
         assert (task.name, task.acks_late, task.reject_on_worker_lost) == ("t.run", True, True)
         assert task.max_retries == 7 and app.conf.worker_prefetch_multiplier == 1
-        sent = enqueue_run(task, "thread-1", {"messages": []}, run_id="run-9", resume="yes")
+        sent = enqueue_run(
+            task, "thread-1", {"messages": []}, run_id="run-9", resume="yes", queue=name
+        )
         assert sent.id == "run-9"
-        with app.connection_for_read() as conn, conn.SimpleQueue("celery") as queue:
+        with app.connection_for_read() as conn, conn.SimpleQueue(name) as queue:
             message = queue.get(timeout=10)
             kwargs = message.payload[1]
             message.ack()
