@@ -23,10 +23,10 @@ from flowgraph.graph import StateSnapshot
 from flowgraph.server._executor import RunManager
 from flowgraph.server._graphs import GraphEntry, Graphs
 from flowgraph.server._http import ApiError
-from flowgraph.server._registry import Registry, RunRecord, ThreadRecord
+from flowgraph.server._registry import Registry, ThreadRecord
 from flowgraph.server._wire import interrupt_to_wire, iso, task_id, to_wire
 
-__all__ = ["ServerContext", "new_id", "run_json", "server_of"]
+__all__ = ["ServerContext", "new_id", "server_of"]
 
 _T = TypeVar("_T")
 
@@ -38,21 +38,6 @@ def new_id() -> str:
     value = (value & ~(0xF << 76)) | (0x7 << 76)
     value = (value & ~(0x3 << 62)) | (0x2 << 62)
     return str(uuid.UUID(int=value))
-
-
-def run_json(run: RunRecord) -> dict[str, Any]:
-    return {
-        "run_id": run.run_id,
-        "thread_id": run.thread_id,
-        "assistant_id": run.assistant_id,
-        "created_at": iso(run.created_at),
-        "updated_at": iso(run.updated_at),
-        "status": run.status,
-        "metadata": run.metadata,
-        "kwargs": run.kwargs,
-        "multitask_strategy": run.multitask_strategy,
-        "cancel_reason": None,
-    }
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
 import threading
 import time
@@ -30,7 +31,7 @@ from flowgraph.server._queue import QUEUE_OWNER, CeleryQueue
 from flowgraph.server._registry import FINISHED, Registry, RunRecord
 from flowgraph.server._rollback import roll_back
 from flowgraph.server._stream import Translator, engine_modes
-from flowgraph.server._wire import input_from_wire, interrupt_to_wire, to_wire
+from flowgraph.server._wire import input_from_wire, interrupt_to_wire, run_json, to_wire
 
 __all__ = ["LocalRun", "RunManager", "lost_error"]
 
@@ -95,6 +96,23 @@ class LocalRun:
                 await asyncio.wait_for(wakeup.wait(), timeout=heartbeat)
             except TimeoutError:
                 yield None, "", b""
+
+
+async def _call_webhook(url: str, run_id: str, registry: Registry, values: bytes) -> None:
+    """POST the finished run (its record and final values) to the run's `webhook`, once."""
+    import httpx
+
+    record = await asyncio.to_thread(registry.get_run, run_id)
+    if record is None:
+        return
+    body = {**run_json(record), "values": json.loads(values)}
+    try:
+        async with httpx.AsyncClient(timeout=10.0) as client:
+            response = await client.post(url, content=dumps(body),
+                                         headers={"content-type": "application/json"})  # fmt: skip
+            response.raise_for_status()
+    except httpx.HTTPError as exc:
+        log.warning("webhook %s of run %s failed: %s", url, run_id, exc)
 
 
 class RunManager:
@@ -244,7 +262,14 @@ class RunManager:
         runs = await self.reg(self.registry.runs_of, thread_id)
         if any(r.status == "running" and not self.registry.is_lost(r) for r in runs):
             return
-        pending = [r for r in runs if r.status == "pending" and self.graphs.find(r.graph_id)]
+        now = time.time()
+        pending = [
+            r
+            for r in runs
+            if r.status == "pending"
+            and self.graphs.find(r.graph_id)
+            and r.created_at + float(r.kwargs.get("after_seconds") or 0) <= now
+        ]
         if not pending:
             return
         pending.sort(
@@ -382,6 +407,9 @@ class RunManager:
                 await self.reg(
                     self.registry.update_thread, thread_id, status=thread_status, error=error
                 )
+                webhook = record.kwargs.get("webhook")
+                if webhook:
+                    self.spawn(_call_webhook(webhook, record.run_id, self.registry, local.final))
             if record.temporary and record.kwargs.get("on_completion", "delete") == "delete":
                 await asyncio.to_thread(app.delete_thread, thread_id)
                 await self.reg(self.registry.delete_thread, thread_id)

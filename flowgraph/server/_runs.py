@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from flowgraph.server._context import ServerContext, new_id, run_json, server_of
+from flowgraph.server._context import ServerContext, new_id, server_of
 from flowgraph.server._http import (
     ApiError,
     Fields,
@@ -32,7 +32,7 @@ from flowgraph.server._http import (
 from flowgraph.server._queue import UNSUPPORTED
 from flowgraph.server._registry import FINISHED, RunRecord, ThreadRecord
 from flowgraph.server._stream import STREAM_MODES, encode_sse
-from flowgraph.server._wire import input_from_wire, interrupt_to_wire, to_wire
+from flowgraph.server._wire import input_from_wire, interrupt_to_wire, run_json, to_wire
 
 __all__ = ["ROUTES"]
 
@@ -113,7 +113,7 @@ async def _new_run(server: ServerContext, request: Request, thread_id: str | Non
     body.choice("durability", ("sync", "async", "exit"))
     resumable = body.flag("stream_resumable", False)
     subgraphs = body.flag("stream_subgraphs", False)
-    body.integer("after_seconds", 0)
+    after_seconds = body.integer("after_seconds", 0)
     body.obj("context")
 
     if server.runs.queue is not None:
@@ -158,13 +158,14 @@ async def _new_run(server: ServerContext, request: Request, thread_id: str | Non
             "interrupt_before": interrupt_before,
             "interrupt_after": interrupt_after,
             "checkpoint_id": checkpoint_id,
-            "webhook": None,
+            "webhook": body.text("webhook"),
             "feedback_keys": None,
             "temporary": stateless,
             "subgraphs": subgraphs,
             "resumable": resumable,
             "on_completion": on_completion,
             "on_disconnect": on_disconnect,
+            "after_seconds": after_seconds,
         },
     )
     return await server.runs.submit(record)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -37,6 +37,9 @@ from flowgraph.messages import (
 )
 from flowgraph.server._http import ApiError
 
+if TYPE_CHECKING:
+    from flowgraph.server._registry import RunRecord
+
 __all__ = [
     "checkpoint_ref",
     "chunk_to_wire",
@@ -45,6 +48,7 @@ __all__ = [
     "iso",
     "message_from_wire",
     "message_to_wire",
+    "run_json",
     "state_to_wire",
     "task_id",
     "to_wire",
@@ -192,6 +196,21 @@ def to_wire(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+def run_json(run: RunRecord) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "thread_id": run.thread_id,
+        "assistant_id": run.assistant_id,
+        "created_at": iso(run.created_at),
+        "updated_at": iso(run.updated_at),
+        "status": run.status,
+        "metadata": run.metadata,
+        "kwargs": run.kwargs,
+        "multitask_strategy": run.multitask_strategy,
+        "cancel_reason": None,
+    }
 
 
 def task_id(checkpoint_id: str | None, node: str, index: int) -> str:

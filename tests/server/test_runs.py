@@ -7,6 +7,7 @@ import time
 import httpx
 import pytest
 from langgraph_sdk.errors import NotFoundError
+from models._loopback import LoopbackServer, Reply
 
 from .conftest import Connect, Serve
 
@@ -220,3 +221,38 @@ def test_a_background_run_outlives_its_client(serve: Serve, connect: Connect) ->
     assert first == "event: metadata"
     assert joined["steps"] == ["one", "two"]
     assert client.runs.get(thread_id, run["run_id"])["status"] == "success"
+
+
+def test_after_seconds_delays_the_start(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "slow"))
+    thread_id = client.threads.create()["thread_id"]
+
+    started = time.monotonic()
+    run = client.runs.create(thread_id, "slow", input={"delay": 0}, after_seconds=1)
+    waiting = client.runs.get(thread_id, run["run_id"])["status"]
+    client.runs.join(thread_id, run["run_id"])
+
+    assert waiting == "pending"
+    assert time.monotonic() - started >= 1.0
+    assert client.runs.get(thread_id, run["run_id"])["status"] == "success"
+
+
+def test_webhook_hears_of_the_finished_run(serve: Serve, connect: Connect) -> None:
+    hook = LoopbackServer().start()
+    hook.replies = [Reply.json({"ok": True})]
+    try:
+        client = connect(serve(None, "agent"))
+        thread_id = client.threads.create()["thread_id"]
+
+        client.runs.wait(thread_id, "agent", input=HI, webhook=f"{hook.url}/done")
+        for _ in range(50):
+            if hook.requests:
+                break
+            time.sleep(0.05)
+    finally:
+        hook.stop()
+
+    (call,) = hook.requests
+    assert (call.method, call.path) == ("POST", "/done")
+    assert call.json["thread_id"] == thread_id and call.json["status"] == "success"
+    assert call.json["values"]["__interrupt__"][0]["value"] == {"question": "Approve?"}
