@@ -38,6 +38,8 @@ __all__ = ["LocalRun", "RunManager", "lost_error"]
 log = logging.getLogger("flowgraph.server")
 _T = TypeVar("_T")
 _ENGINE_MODES = frozenset(get_args(StreamMode))
+_STATE_MODES = frozenset({"values", "debug", "events"})
+"""Modes whose events show the state a run starts from."""
 RETAIN_S = 300.0
 """How long a finished run's events stay in memory for join_stream replays."""
 
@@ -364,6 +366,13 @@ class RunManager:
                 await asyncio.to_thread(app.update_state, record.thread_id, update)
             for event, data in translator.start(to_wire(record.kwargs.get("input"))):
                 local.push(event, data)
+            if (input is None or isinstance(input, Command)) and modes & _STATE_MODES:
+                # a resume: the state it starts from comes first, as LangGraph streams it
+                snapshot = await asyncio.to_thread(app.get_state, record.thread_id)
+                if snapshot.checkpoint_id is not None:
+                    start = StreamPart("values", snapshot.step, None, snapshot.values)
+                    for event, data in translator.feed(start):
+                        local.push(event, data)
             async for part in self._open(app, input, record, local.stop):
                 for event, data in translator.feed(part):
                     local.push(event, data)

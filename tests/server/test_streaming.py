@@ -37,6 +37,11 @@ def test_values_updates_and_the_pause(serve: Serve, connect: Connect) -> None:
     assert got[5][1]["__interrupt__"] == interrupt
     assert [m["content"] for m in got[5][1]["messages"]] == ["hi", "echo: hi"]
 
+    resumed = events(client.runs.stream(thread_id, "agent", command={"resume": "ok"}))
+    assert [n for n, _ in resumed] == ["metadata", "values", "values"]
+    assert [m["content"] for m in resumed[1][1]["messages"]] == ["hi", "echo: hi"]  # the start
+    assert resumed[2][1]["messages"][-1]["content"] == "answer: ok"
+
 
 def test_messages_tuple_streams_tokens_while_the_model_streams(
     serve: Serve, connect: Connect, llm: FakeLLM
