@@ -46,6 +46,13 @@ def add_serve_parser(command: argparse.ArgumentParser) -> None:
         help="require this token (x-api-key or Authorization: Bearer); also $FLOWGRAPH_API_TOKEN",
     )
     command.add_argument(
+        "--cors-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="let web pages of this origin call the API from a browser (repeatable; * for any)",
+    )
+    command.add_argument(
         "--queue",
         metavar="BROKER_URL",
         help="hand runs to Celery workers (flowgraph.integrations.celery) on this broker",
@@ -79,6 +86,7 @@ def cmd_serve(args: argparse.Namespace, store: Store | None, console: Console) -
             auth_token=args.auth_token,
             allow_unauthenticated=args.allow_unauthenticated,
             queue=args.queue,
+            cors_origins=args.cors_origin,
         )
     except ExposureError as exc:
         raise UsageError(str(exc)) from exc

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -92,6 +93,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     poll: float = 0.5,
     queue: str | Any | None = None,
+    cors_origins: Sequence[str] = (),
 ) -> Starlette:
     """An ASGI app serving `graphs` ({graph id: app}) with the LangGraph Server API.
 
@@ -103,7 +105,8 @@ def create_app(
     queued runs, stops asked by other processes and lost runs. `queue` (a
     Celery broker URL, or a Celery app) hands runs to Celery workers running
     `flowgraph.integrations.celery.make_thread_task` instead of running them
-    in this process.
+    in this process. `cors_origins` lets web pages of those origins ("*":
+    any) call the API from a browser.
     """
     if not graphs:
         raise ValueError("create_app() needs at least one graph: {'agent': app}")
@@ -157,4 +160,12 @@ def create_app(
     asgi.state.flowgraph = context
     if auth_token:
         asgi.add_middleware(TokenAuth, token=auth_token)
+    if cors_origins:  # outermost: a browser's preflight needs no token
+        asgi.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["Content-Location", "Location"],
+        )
     return asgi

@@ -8,7 +8,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.graph import CompiledGraph, StateGraph
@@ -53,6 +53,7 @@ def serve(
     allow_unauthenticated: bool = False,
     log_level: str = "info",
     queue: str | None = None,
+    cors_origins: Sequence[str] = (),
 ) -> None:
     """Serve `graphs` until interrupted (Ctrl-C or SIGTERM stop it cleanly)."""
     import uvicorn
@@ -61,7 +62,9 @@ def serve(
 
     token = auth_token or os.environ.get(TOKEN_ENV) or None
     check_exposure(host, token, allow_unauthenticated=allow_unauthenticated)
-    app = create_app(graphs, checkpointer=checkpointer, auth_token=token, queue=queue)
+    app = create_app(
+        graphs, checkpointer=checkpointer, auth_token=token, queue=queue, cors_origins=cors_origins
+    )
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=10)
 
 

@@ -54,3 +54,29 @@ def test_refuses_to_expose_an_unauthenticated_server(tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert "Refusing to serve on 0.0.0.0 without a token" in refused.stderr
     assert "--auth-token" in refused.stderr and "--allow-unauthenticated" in refused.stderr
+
+
+def test_cors_for_browser_pages_of_the_allowed_origin(serve: Serve) -> None:
+    server = serve(None, "agent", token=TOKEN, extra=("--cors-origin", "http://ui.test"))
+    preflight = {
+        "Origin": "http://ui.test",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "x-api-key, content-type",
+    }
+
+    allowed = httpx.options(f"{server.url}/threads/search", headers=preflight)
+    other = httpx.options(
+        f"{server.url}/threads/search", headers={**preflight, "Origin": "http://evil.test"}
+    )
+    call = httpx.post(
+        f"{server.url}/threads/search",
+        json={},
+        headers={"Origin": "http://ui.test", "x-api-key": TOKEN},
+    )
+
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == "http://ui.test"
+    assert "access-control-allow-origin" not in other.headers
+    assert (
+        call.status_code == 200 and call.headers["access-control-allow-origin"] == "http://ui.test"
+    )
