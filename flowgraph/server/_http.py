@@ -84,6 +84,8 @@ async def read_body(request: Request, *, limit: int) -> dict[str, Any]:
         value = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(422, f"Invalid JSON in request body: {exc}") from None
+    except RecursionError:
+        raise ApiError(422, "Invalid JSON in request body: nested too deeply") from None
     if value is None:
         return {}
     if not isinstance(value, dict):

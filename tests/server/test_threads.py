@@ -138,6 +138,7 @@ def test_refusals_are_json_with_detail(serve: Serve, connect: Connect) -> None:
     bad_choice = http.post("/threads", json={"if_exists": "maybe"})
     ignored = http.post("/threads", json={"unknown_field": 1, "metadata": {"k": "v"}})
     too_big = http.post("/threads", content=b"{" + b" " * (11 * 1024 * 1024) + b"}")
+    deep = http.post("/threads", content=b'{"metadata": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     no_route = http.get("/no/such/route")
 
     assert malformed.status_code == 422 and "Invalid JSON" in malformed.json()["detail"]
@@ -147,4 +148,5 @@ def test_refusals_are_json_with_detail(serve: Serve, connect: Connect) -> None:
     assert bad_choice.status_code == 422 and "'if_exists'" in bad_choice.json()["detail"]
     assert ignored.status_code == 200 and ignored.json()["metadata"] == {"k": "v"}
     assert too_big.status_code == 413 and "limit" in too_big.json()["detail"]
+    assert deep.status_code == 422 and "nested too deeply" in deep.json()["detail"]
     assert no_route.status_code == 404 and "detail" in no_route.json()
