@@ -150,3 +150,20 @@ def test_refusals_are_json_with_detail(serve: Serve, connect: Connect) -> None:
     assert too_big.status_code == 413 and "limit" in too_big.json()["detail"]
     assert deep.status_code == 422 and "nested too deeply" in deep.json()["detail"]
     assert no_route.status_code == 404 and "detail" in no_route.json()
+
+
+def test_a_thread_s_graph_with_its_path(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "agent"))
+    thread_id = client.threads.create()["thread_id"]
+    empty = client.http.client.get(f"/threads/{thread_id}/graph", params={"format": "mermaid"})
+    client.runs.wait(thread_id, "agent", input=HI)
+
+    mermaid = client.http.client.get(f"/threads/{thread_id}/graph", params={"format": "mermaid"})
+    svg = client.http.client.get(f"/threads/{thread_id}/graph")
+    bad = client.http.client.get(f"/threads/{thread_id}/graph", params={"format": "gif"})
+
+    assert empty.status_code == 200 and "reply" in empty.text
+    assert mermaid.status_code == 200 and mermaid.text != empty.text  # the path is drawn
+    assert f"thread {thread_id}" in mermaid.text
+    assert svg.headers["content-type"].startswith("image/svg+xml") and "<svg" in svg.text
+    assert bad.status_code == 422 and "'format'" in bad.json()["detail"]
