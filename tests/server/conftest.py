@@ -128,7 +128,9 @@ def connect() -> Iterator[Callable[..., SyncLangGraphClient]]:
     opened: list[SyncLangGraphClient] = []
 
     def make(server: ServerProcess, api_key: str | None = None) -> SyncLangGraphClient:
-        client = get_sync_client(url=server.url, api_key=api_key)
+        # a minute, not the SDK's five: a run that never starts fails its test instead of
+        # hanging the suite
+        client = get_sync_client(url=server.url, api_key=api_key, timeout=(5, 60, 60, 5))
         opened.append(client)
         return client
 

@@ -115,7 +115,9 @@ def test_killed_server_then_a_new_one_resumes_the_thread(
     survivor = connect(serve(db, "slow"))
     lost = survivor.runs.get(thread_id, run["run_id"])
     thread = survivor.threads.get(thread_id)
-    resumed = survivor.runs.wait(thread_id, "slow", input=None)
+    again = survivor.runs.create(thread_id, "slow", input=None)
+    _wait_for(lambda: survivor.runs.get(thread_id, again["run_id"])["status"] == "success")
+    resumed = survivor.runs.join(thread_id, again["run_id"])
 
     assert lost["status"] == "error"
     assert thread["status"] == "error" and thread["error"]["error"] == "RunLost"
