@@ -100,6 +100,15 @@ EXPECTED = {
         "  wrote persona_switch.svg",
         "  wrote persona_switch.path.html (path of thread 'review')",
     ],
+    "serve_agent.py": [
+        "  agent -> ['messages']",
+        "  __interrupt__ -> a pause",
+        "thread interrupted: Run these tool calls? [\"book_meeting({'who': 'Ada', "
+        "'when': 'Friday 10:00'})\"]",
+        "streamed 8 tokens: Done. Booked: Ada, Friday 10:00 (confirmation M-42).",
+        "thread idle, 4 messages, 5 checkpoints",
+        "runs: ['success', 'success']",
+    ],
     "from_langgraph.py": [
         "================================ Human Message =================================\n\n"
         "Where is my order 42?",
@@ -385,6 +394,23 @@ SESSIONS = {
             ),
         ),
         nodes=("agent", "tools"),
+    ),
+    "serve_agent.py": Session(
+        (
+            Call(
+                'flowgraph run examples/serve_agent.py "Book a meeting with Ada on Friday" '
+                "--thread ada",
+                code=3,
+                out="",
+                err=("  step 2  approve  paused  +0 msg", "  flowgraph resume ada --value JSON"),
+            ),
+            Call(
+                """flowgraph resume ada --value '"yes"'""",
+                out="Done. Booked: Ada, Friday 10:00 (confirmation M-42).\n",
+                err=("  step 3  tools  {ms}  +1 msg  book_meeting: success",),
+            ),
+        ),
+        nodes=("agent", "approve", "tools"),
     ),
     "map_reduce.py": Session(
         (
