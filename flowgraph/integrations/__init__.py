@@ -3,6 +3,9 @@
 - `flowgraph.integrations.celery`: runs threads as Celery tasks, so any number
   of worker processes on any number of machines share one checkpoint store
   (`pip install 'flowgraph[celery]'`).
+- `flowgraph.integrations.opentelemetry`: traces runs, node steps, model and
+  tool calls as OpenTelemetry spans with the GenAI semantic conventions
+  (`pip install 'flowgraph[otel]'`).
 
 Nothing is imported here: `import flowgraph.integrations` never pulls in an
 optional dependency.
