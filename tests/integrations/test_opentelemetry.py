@@ -77,6 +77,16 @@ def weather_agent(tools: list[Any] | None = None, **kwargs: Any) -> Any:
 
 
 ASK = {"messages": [HumanMessage("Weather in Paris?")]}
+WEATHER_TREE = [
+    "invoke_agent react_agent",
+    "  agent",
+    "    chat scripted",
+    "  tools",
+    "    execute_tool get_weather",
+    "  agent",
+    "    chat scripted",
+]
+"""The spans of `weather_agent()` answering ASK, children under their parent."""
 
 
 # -- the tree -----------------------------------------------------------------------
@@ -85,15 +95,7 @@ ASK = {"messages": [HumanMessage("Weather in Paris?")]}
 def test_a_react_run_is_one_trace_of_run_nodes_model_and_tool_calls(spans: Spans) -> None:
     weather_agent().invoke(ASK, thread_id="t1")
 
-    assert spans.tree() == [
-        "invoke_agent react_agent",
-        "  agent",
-        "    chat scripted",
-        "  tools",
-        "    execute_tool get_weather",
-        "  agent",
-        "    chat scripted",
-    ]
+    assert spans.tree() == WEATHER_TREE
     found = spans.all()
     assert len({s.context.trace_id for s in found if s.context is not None}) == 1
     kinds = {s.name: s.kind for s in found}
@@ -119,15 +121,7 @@ def test_streaming_runs_are_traced_the_same(spans: Spans) -> None:
     parts = list(weather_agent().stream(ASK, thread_id="t1", mode="updates"))
 
     assert [p.node for p in parts] == ["agent", "tools", "agent"]
-    assert spans.tree() == [
-        "invoke_agent react_agent",
-        "  agent",
-        "    chat scripted",
-        "  tools",
-        "    execute_tool get_weather",
-        "  agent",
-        "    chat scripted",
-    ]
+    assert spans.tree() == WEATHER_TREE
 
 
 # -- attributes ---------------------------------------------------------------------
