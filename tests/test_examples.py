@@ -127,6 +127,18 @@ EXPECTED = {
         "The run span names the thread's head checkpoint (",
         '        "gen_ai.response.finish_reasons": [\n            "tool_calls"\n        ],',
     ],
+    "mcp_tools.py": [
+        '  get_forecast: Today\'s forecast for a city, e.g. "Paris".',
+        "  progress [station_report]: 3/3 station 3 of 3 read",
+        'tool  < get_forecast [success]: { "city": "Paris", "conditions": "sunny", '
+        '"temperature_c": 24.0 }',
+        "        artifact: {'city': 'Paris', 'conditions': 'sunny', 'temperature_c': 24.0}",
+        "tool  < get_forecast [error]: Error executing tool get_forecast: "
+        "no weather station in Atlantis",
+        "tool  < weather_map [success]: Weather map of Paris",
+        "        image: image/png, 70 bytes",
+        "agent > Paris: sunny, 24°C (map attached). There is no weather station in Atlantis.",
+    ],
     "celery_workers.py": [
         # offline there is no broker: it says how to run it instead of failing
         "No broker: set FLOWGRAPH_BROKER_URL",
@@ -429,6 +441,17 @@ SESSIONS = {
                 "invoke_agent weather_agent  thread=",
                 "  tools  step 2  (",
                 "    execute_tool get_weather  call_1_1  ERROR LookupError: no weather station",
+            ),
+        ),
+        nodes=("agent", "tools"),
+    ),
+    "mcp_tools.py": Session(
+        (
+            _run(
+                'examples/mcp_tools.py "Weather in Paris and in Atlantis? Show me a map of Paris."',
+                "Paris: sunny, 24°C (map attached). There is no weather station in Atlantis.",
+                "  step 2  tools  {ms}  +4 msg  get_forecast: success  get_forecast: error  "
+                "weather_map: success  station_report: success",
             ),
         ),
         nodes=("agent", "tools"),

@@ -43,7 +43,7 @@ from flowgraph.checkpoint import MemoryCheckpointer
 from flowgraph.errors import ModelError
 from flowgraph.integrations.opentelemetry import instrument, is_instrumented, uninstrument
 
-from .conftest import Spans
+from ._spans import Spans
 
 
 @tool

@@ -29,7 +29,7 @@ from flowgraph import (
 from flowgraph.checkpoint import MemoryCheckpointer
 from flowgraph.errors import ModelError
 
-from .conftest import Spans
+from ._spans import Spans
 
 OPENAI_USAGE = {
     "prompt_tokens": 12,
