@@ -126,6 +126,16 @@ EXPECTED = {
         "'friday' holds 4 messages, none of 'monday'; the store in example.db:",
         "  ('users', 'ada', 'preferences') 'seat': {'topic': 'seat', 'preference': 'window seat'}",
     ],
+    "traced_run.py": [
+        "invoke_agent weather_agent  thread=trip steps=3 tokens=24+10  (",
+        "  agent  step 1  (",
+        "    chat scripted  scripted finish=tool_calls tokens=6+4  (",
+        "    execute_tool get_weather  call_1_0  (",
+        "    execute_tool get_weather  call_1_1  ERROR LookupError: no weather station in Atlantis",
+        "agent > Found: sunny, 24°C. Unknown cities: 1.",
+        "The run span names the thread's head checkpoint (",
+        '        "gen_ai.response.finish_reasons": [\n            "tool_calls"\n        ],',
+    ],
     "mcp_tools.py": [
         '  get_forecast: Today\'s forecast for a city, e.g. "Paris".',
         "  progress [station_report]: 3/3 station 3 of 3 read",
@@ -446,6 +456,20 @@ SESSIONS = {
             ),
         ),
         nodes=("triage", "persona", "agent", "tools"),
+    ),
+    "traced_run.py": Session(
+        (
+            _run(
+                'examples/traced_run.py "Weather in Paris and in Atlantis?"',
+                "Found: sunny, 24°C. Unknown cities: 1.",
+                "  step 2  tools  {ms}  +2 msg  get_weather: success  get_weather: error",
+                # the trace, printed to stderr when the run's span ends
+                "invoke_agent weather_agent  thread=",
+                "  tools  step 2  (",
+                "    execute_tool get_weather  call_1_1  ERROR LookupError: no weather station",
+            ),
+        ),
+        nodes=("agent", "tools"),
     ),
     "mcp_tools.py": Session(
         (
