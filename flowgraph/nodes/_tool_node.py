@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+import flowgraph._hooks as _hooks
 from flowgraph._context import charge_tool_calls
 from flowgraph.errors import BudgetExceededError, ToolError
 from flowgraph.graph._bridge import run_sync
@@ -220,6 +221,23 @@ class ToolNode:
         return message
 
     async def _run(self, call: ToolCall, state: Any) -> ToolMessage:
+        """The call, watched by the observer (tracing) when one is set."""
+        observer = _hooks.observer
+        if observer is None:
+            return await self._execute(call, state)
+        seen = observer.tool_started(call, self.tools.get(call.name))
+        try:
+            message = await self._execute(call, state)
+        except _Failure as failure:
+            seen.end(error=failure.cause or ToolError(failure.text, tool_name=call.name))
+            raise
+        except BaseException as exc:
+            seen.end(error=exc)
+            raise
+        seen.end(message)
+        return message
+
+    async def _execute(self, call: ToolCall, state: Any) -> ToolMessage:
         tool = self.tools.get(call.name)
         if tool is None:
             available = ", ".join(sorted(self.tools)) or "none"
