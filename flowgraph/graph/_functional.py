@@ -529,6 +529,14 @@ class Entrypoint(CompiledGraph):
             input = {"input": input}
         return await super()._run(input, options)
 
+    def update_state(self, thread_id: str, values: Any, **options: Any) -> str:
+        """Set the thread's value, as if the function had returned `values` (LangGraph's way).
+
+        `get_state` then shows it and the next invocation gets it as `previous`.
+        """
+        written = {"output": values, "saved": values}
+        return super().update_state(thread_id, written, **{"as_node": self.name, **options})
+
 
 class entrypoint:
     """Make a function a workflow: `@entrypoint(checkpointer=...)` (or bare `@entrypoint`).

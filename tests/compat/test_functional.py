@@ -158,3 +158,18 @@ def test_an_entrypoint_draws_as_one_node(lib: Lib) -> None:
         edges = {(e.source, e.target) for e in workflow.get_graph().edges}
     assert edges == {("__start__", "workflow"), ("workflow", "__end__")}
     assert workflow.invoke(41) == 42
+
+
+def test_update_state_sets_the_value_previous_gets(lib: Lib) -> None:
+    @lib.entrypoint(checkpointer=lib.checkpointer())
+    def running_total(amount: int, *, previous: Any = None) -> int:
+        return amount + (previous or 0)
+
+    assert lib.invoke(running_total, 2, "t") == 2
+    if lib.name == "flowgraph":
+        running_total.update_state("t", 10)
+    else:
+        running_total.update_state({"configurable": {"thread_id": "t"}}, 10)
+    state = lib.state(running_total, "t")
+    assert (state.values, state.next) == (10, ())
+    assert lib.invoke(running_total, 3, "t") == 13
