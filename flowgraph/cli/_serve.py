@@ -3,31 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import re
-from pathlib import Path
 
 from flowgraph.cli._errors import CliError, UsageError
-from flowgraph.cli._loader import load_app
+from flowgraph.cli._loader import load_app, named_spec
 from flowgraph.cli._run import Console
 from flowgraph.cli._store import Store
 from flowgraph.graph import CompiledGraph
 
-__all__ = ["add_serve_parser", "cmd_serve", "graph_id_of"]
-
-_ID = re.compile(r"[A-Za-z0-9_.-]+")
-
-
-def graph_id_of(spec: str) -> tuple[str, str]:
-    """(graph id, app spec) of `ID=APP`; without ID: the app's NAME, file stem or module name."""
-    head, sep, rest = spec.partition("=")
-    if sep and _ID.fullmatch(head) and rest:
-        return head, rest
-    target, colon, name = spec.rpartition(":")
-    if colon and target and name.replace(".", "").isidentifier():
-        return name.split(".")[-1], spec
-    if spec.endswith(".py") or "/" in spec or Path(spec).exists():
-        return Path(spec).stem, spec
-    return spec.rsplit(".", 1)[-1], spec
+__all__ = ["add_serve_parser", "cmd_serve"]
 
 
 def add_serve_parser(command: argparse.ArgumentParser) -> None:
@@ -73,7 +56,7 @@ def cmd_serve(args: argparse.Namespace, store: Store | None, console: Console) -
         raise CliError(str(exc)) from exc
     graphs: dict[str, CompiledGraph] = {}
     for spec in args.apps:
-        graph_id, app_spec = graph_id_of(spec)
+        graph_id, app_spec = named_spec(spec)
         if graph_id in graphs:
             raise UsageError(f"Two apps are served as {graph_id!r}; name them: ID=APP")
         graphs[graph_id] = load_app(app_spec).app
