@@ -21,20 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from viz.test_chromium import FLAGS as OFFLINE_FLAGS  # the flags that keep Chromium offline
 from websockets.sync.client import ClientConnection, connect
 
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-    "--remote-debugging-port=0",
-)
+FLAGS = (*OFFLINE_FLAGS, "--remote-debugging-port=0")
 
 
 class BrowserError(AssertionError):

@@ -12,20 +12,17 @@ picture (docs/inspector.png) from the run.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from viz.test_chromium import CHROMIUM
 
 from .cdp import Chromium
 from .conftest import APPS, ROOT, Connect, Serve, ServerProcess
 
-CHROMIUM = shutil.which("chromium") or (
-    "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
-)
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
     reason="Chromium is not installed (Debian: apt-get install chromium); .ci/run installs it",
@@ -335,7 +332,7 @@ def browser_screenshot(browser: Chromium, selected: str) -> bytes:
 
 
 def test_a_running_run_is_followed_live(serve: Serve, connect: Connect, browser: Chromium) -> None:
-    server = serve(None, "slow")  # no token: the page never asks for one
+    server = serve(None, "slow", "fail")  # no token: the page never asks for one
     client = connect(server)
     browser.goto(f"{server.url}/ui/")
     browser.wait_for("document.body.dataset.ready === 'true'", what="the page to load")
@@ -379,6 +376,20 @@ def test_a_running_run_is_followed_live(serve: Serve, connect: Connect, browser:
     assert browser.evaluate(MESSAGES) == ["human: go", "ai: done after one"]
     assert browser.text("#thread-status") == "idle"
     assert not browser.evaluate("document.getElementById('token-dialog').open")
+
+    # a failed run: the thread says why
+    failed = client.threads.create()["thread_id"]
+    client.runs.wait(
+        failed, "fail", input={"messages": [{"role": "user", "content": "boom"}]}, raise_error=False
+    )
+    browser.click("#refresh")
+    browser.click(f'.thread-item[data-thread-id="{failed}"]')
+    browser.wait_for(
+        "!document.getElementById('thread-error').hidden", what="the failure to be shown"
+    )
+    assert browser.text("#thread-error") == "The last run failed: ValueError: the node blew up"
+    assert browser.text("#thread-status") == "error"
+    assert browser.evaluate("document.getElementById('live').hidden")
     check_requests(browser, server, None)
     joined = [r.url for r in browser.requests.values() if r.url.endswith("/stream")]
     assert joined == [f"{server.url}/threads/{thread_id}/runs/{run['run_id']}/stream"]

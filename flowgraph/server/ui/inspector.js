@@ -8,6 +8,7 @@ import {
 } from "./render.js";
 
 const PAGE = 50;
+const HISTORY = 200;
 const POLL_MS = 3000;
 const STREAM_MODES = ["values", "updates", "messages-tuple"];
 const FINISHED = new Set(["success", "error", "interrupted", "timeout"]);
@@ -135,7 +136,7 @@ async function refreshThread() {
   const threadId = app.selected;
   if (!threadId) return;
   const [thread, state, checkpoints] = await Promise.all([
-    app.api.thread(threadId), app.api.state(threadId), app.api.history(threadId),
+    app.api.thread(threadId), app.api.state(threadId), app.api.history(threadId, HISTORY),
   ]);
   if (app.selected !== threadId) return; // another thread was picked meanwhile
   app.thread = thread;
@@ -166,6 +167,11 @@ function renderThreadHead() {
   $("thread-meta").replaceChildren(
     `graph ${graph ?? "none yet"} · created `, time(thread.created_at),
     " · updated ", time(thread.updated_at));
+  const failure = thread.status === "error" ? thread.error : null;
+  $("thread-error").hidden = !failure;
+  $("thread-error").textContent = failure
+    ? `The last run failed: ${failure.error ?? "Error"}: ${failure.message ?? ""}`
+    : "";
 }
 
 // -- conversation -------------------------------------------------------------------------
@@ -307,7 +313,6 @@ async function follow(threadId, stream, runId = null, base = null) {
   $("live-log").replaceChildren();
   $("live-run").textContent = runId ? shortId(runId) : "";
   setLiveStatus("running");
-  const wasBusy = app.thread?.status;
   if (app.thread) {
     app.thread.status = "busy";
     renderThreadHead();
@@ -322,7 +327,6 @@ async function follow(threadId, stream, runId = null, base = null) {
   } catch (error) {
     failed = true;
     logLine(`stream ended: ${error instanceof ApiError ? error.detail : error}`, "error");
-    if (error instanceof ApiError && app.thread) app.thread.status = wasBusy;
   }
   if (app.live !== live) return;
   let status = failed ? "error" : "success";
@@ -365,7 +369,9 @@ function onEvent(live, { event, data }) {
     } else {
       for (const change of diffValues(live.values, values)) logLine(`values · ${describe(change)}`);
     }
-    if (paused) for (const item of paused) logLine(`paused: ${questionOf(item.value)[0] ?? JSON.stringify(item.value)}`);
+    for (const item of paused ?? []) {
+      logLine(`paused: ${questionOf(item.value)[0] ?? JSON.stringify(item.value)}`);
+    }
     live.values = values;
     for (const [, messages] of messageFields(values)) {
       for (const m of messages) live.tokens.delete(m.id);
@@ -414,11 +420,17 @@ async function refreshGraph() {
       try {
         svg = await app.api.graphSvg(threadId);
       } catch (error) {
-        const graph = graphOf(app.thread);
-        if (!(error instanceof ApiError) || error.status !== 404 || !graph) throw error;
-        svg = await app.api.assistantSvg(graph); // no checkpoints yet: the graph alone
+        if (!(error instanceof ApiError) || error.status !== 404) throw error;
+        const graph = graphOf(app.thread); // no checkpoints yet: the graph alone, if known
+        svg = graph ? await app.api.assistantSvg(graph) : null;
       }
-      if (app.selected === threadId) showSvg(svg);
+      if (app.selected !== threadId) continue;
+      if (svg === null) {
+        $("graph").replaceChildren(
+          h("p", { class: "muted" }, "No graph yet: no run has used this thread."));
+      } else {
+        showSvg(svg);
+      }
     } while (app.graphAgain);
   } catch (error) {
     showError(error);
@@ -505,7 +517,10 @@ function renderCheckpoints() {
     box.replaceChildren(h("p", { class: "muted" }, "No checkpoints yet."));
     return;
   }
-  box.replaceChildren(...roots.map(chain));
+  const cut = app.history.length >= HISTORY
+    ? h("p", { class: "muted small" }, `The newest ${HISTORY} checkpoints; older ones are not shown.`)
+    : null;
+  box.replaceChildren(...roots.map(chain), ...(cut ? [cut] : []));
 }
 
 function checkpointRow(snapshot, head) {
@@ -534,7 +549,9 @@ function checkpointRow(snapshot, head) {
   h("span", { class: "step" }, `step ${meta.step ?? "?"}`),
   h("span", { class: `source source-${source}` }, what),
   snapshot.next?.length ? h("span", { class: "next" }, `→ ${snapshot.next.join(", ")}`) : null,
-  snapshot.interrupts?.length ? h("span", { class: "paused", title: "waiting for an answer" }, "paused") : null,
+  snapshot.interrupts?.length
+    ? h("span", { class: "paused", title: "waiting for an answer" }, "paused")
+    : null,
   id === app.state?.checkpoint_id ? h("span", { class: "head" }, "head") : null,
   h("span", { class: "id muted" }, shortId(id)));
 }
@@ -576,7 +593,9 @@ function renderCheckpoint() {
     ? h("p", { class: "muted" }, "The parent checkpoint is older than the history loaded.")
     : changesView(diffValues(parent?.values, snapshot.values));
   $("tab-changes").replaceChildren(
-    h("p", { class: "muted small" }, parent ? `Against step ${parent.metadata?.step ?? "?"} (${shortId(parentId)})` : "Against an empty state"),
+    h("p", { class: "muted small" }, parent
+      ? `Against step ${parent.metadata?.step ?? "?"} (${shortId(parentId)})`
+      : "Against an empty state"),
     changes);
   $("tab-state").replaceChildren(jsonView(snapshot.values, 2));
   $("tab-metadata").replaceChildren(jsonView({ ...meta, interrupts: snapshot.interrupts }, 2));
