@@ -368,7 +368,10 @@ class RunManager:
                 local.push(event, data)
             if (input is None or isinstance(input, Command)) and modes & _STATE_MODES:
                 # a resume: the state it starts from comes first, as LangGraph streams it
-                snapshot = await asyncio.to_thread(app.get_state, record.thread_id)
+                # (a fork's: the state at the checkpoint it starts from, not the head's)
+                snapshot = await asyncio.to_thread(
+                    app.get_state, record.thread_id, record.kwargs.get("checkpoint_id")
+                )
                 if snapshot.checkpoint_id is not None:
                     start = StreamPart("values", snapshot.step, None, snapshot.values)
                     for event, data in translator.feed(start):
