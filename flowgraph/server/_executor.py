@@ -31,7 +31,7 @@ from flowgraph.server._queue import QUEUE_OWNER, CeleryQueue
 from flowgraph.server._registry import FINISHED, Registry, RunRecord
 from flowgraph.server._rollback import roll_back
 from flowgraph.server._stream import Translator, engine_modes
-from flowgraph.server._wire import input_from_wire, interrupt_to_wire, run_json, to_wire
+from flowgraph.server._wire import input_from_wire, run_json, snapshot_to_wire, to_wire
 
 __all__ = ["LocalRun", "RunManager", "lost_error"]
 
@@ -392,12 +392,7 @@ class RunManager:
                     status, thread_status = "error", "error"
                     local.final = dumps({"__error__": error})
                 else:
-                    values = to_wire(snapshot.values) if snapshot.checkpoint_id else {}
-                    if snapshot.interrupts:
-                        values["__interrupt__"] = [
-                            interrupt_to_wire(i) for i in snapshot.interrupts
-                        ]
-                    local.final = dumps(values)
+                    local.final = dumps(snapshot_to_wire(snapshot))
                     status = "interrupted" if stopped else "success"
                     paused = bool(snapshot.interrupts or snapshot.next) and not stopped
                     thread_status = "interrupted" if paused else "idle"
