@@ -23,12 +23,15 @@ from typing import Any
 
 __all__ = [
     "ROUNDS",
+    "as_async",
     "messages_per_turn",
     "ours_graph",
     "ours_nodes",
     "ours_turn_input",
+    "rounds_so_far",
     "steps_per_turn",
     "theirs_graph",
+    "theirs_nodes",
     "theirs_turn_input",
 ]
 
@@ -46,7 +49,7 @@ def messages_per_turn(rounds: int) -> int:
     return 2 * rounds + 2
 
 
-def _rounds_so_far(messages: Any) -> int:
+def rounds_so_far(messages: Any) -> int:
     """Model replies since the last user message (the same code on both sides)."""
     rounds = 0
     for message in reversed(messages):
@@ -67,7 +70,7 @@ def ours_nodes(rounds: int = ROUNDS) -> tuple[Callable[..., Any], ...]:
 
     def model(state: Any) -> dict[str, Any]:
         messages = state.messages
-        if _rounds_so_far(messages) < rounds:
+        if rounds_so_far(messages) < rounds:
             call = {"id": f"call-{len(messages)}", "name": "lookup", "args": {"q": len(messages)}}
             return {"messages": [AIMessage("", tool_calls=[call])]}
         return {"messages": [AIMessage("done")]}
@@ -93,8 +96,8 @@ def ours_graph(rounds: int = ROUNDS, *, is_async: bool = False) -> Any:
 
     model, tools, route = ours_nodes(rounds)
     graph = StateGraph(MessagesState)
-    graph.add_node("model", _async(model) if is_async else model)
-    graph.add_node("tools", _async(tools) if is_async else tools)
+    graph.add_node("model", as_async(model) if is_async else model)
+    graph.add_node("tools", as_async(tools) if is_async else tools)
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", route, ["tools", END])
     graph.add_edge("tools", "model")
@@ -111,14 +114,14 @@ def ours_turn_input(previous: list[Any], turn: int) -> dict[str, Any]:
 # -- LangGraph ------------------------------------------------------------------
 
 
-def theirs_graph(rounds: int = ROUNDS, *, is_async: bool = False) -> Any:
-    """The same graph on LangGraph: its `MessagesState` and langchain_core messages."""
+def theirs_nodes(rounds: int = ROUNDS) -> tuple[Callable[..., Any], ...]:
+    """The same three functions on LangGraph's dict state and langchain_core's messages."""
     from langchain_core.messages import AIMessage, ToolMessage
-    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.graph import END
 
     def model(state: Any) -> dict[str, Any]:
         messages = state["messages"]
-        if _rounds_so_far(messages) < rounds:
+        if rounds_so_far(messages) < rounds:
             call = {
                 "id": f"call-{len(messages)}",
                 "name": "lookup",
@@ -141,9 +144,17 @@ def theirs_graph(rounds: int = ROUNDS, *, is_async: bool = False) -> Any:
         last = state["messages"][-1]
         return "tools" if last.tool_calls else END
 
+    return model, tools, route
+
+
+def theirs_graph(rounds: int = ROUNDS, *, is_async: bool = False) -> Any:
+    """The same graph on LangGraph: its `MessagesState` and langchain_core messages."""
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    model, tools, route = theirs_nodes(rounds)
     graph = StateGraph(MessagesState)
-    graph.add_node("model", _async(model) if is_async else model)
-    graph.add_node("tools", _async(tools) if is_async else tools)
+    graph.add_node("model", as_async(model) if is_async else model)
+    graph.add_node("tools", as_async(tools) if is_async else tools)
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", route, ["tools", END])
     graph.add_edge("tools", "model")
@@ -157,7 +168,7 @@ def theirs_turn_input(previous: list[Any], turn: int) -> dict[str, Any]:
     return {"messages": [*previous, HumanMessage(f"question {turn}")]}
 
 
-def _async(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def as_async(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """`fn` as a coroutine function, as a node calling an async model client would be."""
 
     async def node(state: Any) -> Any:
