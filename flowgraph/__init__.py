@@ -1,8 +1,14 @@
-"""flowgraph: multi-step LLM agents as graphs, with a checkpoint after every step."""
+"""flowgraph: multi-step LLM agents as graphs, with a checkpoint after every step.
 
-import typing as _typing
+`import flowgraph` loads only the error classes: every other name (and each
+subpackage) is imported on first use, so a program pays for the parts it
+uses (see `flowgraph._lazy`); tests/test_import_cost.py keeps it so.
+"""
+
+from typing import TYPE_CHECKING
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
+from flowgraph._lazy import register_provider as _register_provider
 from flowgraph.errors import (
     AuthenticationError,
     BadRequestError,
@@ -30,88 +36,89 @@ from flowgraph.errors import (
     StoreError,
     ToolError,
 )
-from flowgraph.graph import (
-    END,
-    START,
-    Budget,
-    Command,
-    CompiledGraph,
-    Entrypoint,
-    Interrupt,
-    RetryPolicy,
-    Send,
-    StateGraph,
-    StateSnapshot,
-    StreamMode,
-    StreamPart,
-    TaskFuture,
-    _diagrams,
-    aonce,
-    entrypoint,
-    get_stream_writer,
-    interrupt,
-    once,
-    task,
-)
-from flowgraph.messages import (
-    REMOVE_ALL_MESSAGES,
-    AIContentPart,
-    AIMessage,
-    AIMessageChunk,
-    AnyMessage,
-    AssistantMessage,
-    AudioPart,
-    BaseMessage,
-    ContentPart,
-    FilePart,
-    HumanMessage,
-    ImagePart,
-    InvalidToolCall,
-    MediaPart,
-    MessageLike,
-    ReasoningPart,
-    RemoveMessage,
-    SystemMessage,
-    TextPart,
-    ToolCall,
-    ToolCallChunk,
-    ToolCallPart,
-    ToolMessage,
-    ToolResponseMessage,
-    Usage,
-    UserMessage,
-    VideoPart,
-    from_openai,
-    messages_from_dicts,
-    messages_to_dicts,
-    to_openai,
-)
-from flowgraph.models import ChatModel, ChatOptions, ScriptedChatModel
-from flowgraph.nodes import (
-    Agent,
-    ModelNode,
-    ModelRouter,
-    PersonaSwitch,
-    Router,
-    ToolNode,
-    count_tokens_approximately,
-    create_react_agent,
-    tiktoken_counter,
-    tools_condition,
-    trim_messages,
-)
-from flowgraph.prompts import PromptTemplate, SystemPromptTemplate
-from flowgraph.reducers import MessageList, add_messages
-from flowgraph.state import MessagesState
-from flowgraph.tools import InjectedState, InjectedStore, InjectedToolCallId, Tool, tool
 
-if _typing.TYPE_CHECKING:
+if TYPE_CHECKING:
+    from flowgraph.graph import (
+        END,
+        START,
+        Budget,
+        Command,
+        CompiledGraph,
+        Entrypoint,
+        Interrupt,
+        RetryPolicy,
+        Send,
+        StateGraph,
+        StateSnapshot,
+        StreamMode,
+        StreamPart,
+        TaskFuture,
+        aonce,
+        entrypoint,
+        get_stream_writer,
+        interrupt,
+        once,
+        task,
+    )
+    from flowgraph.messages import (
+        REMOVE_ALL_MESSAGES,
+        AIContentPart,
+        AIMessage,
+        AIMessageChunk,
+        AnyMessage,
+        AssistantMessage,
+        AudioPart,
+        BaseMessage,
+        ContentPart,
+        FilePart,
+        HumanMessage,
+        ImagePart,
+        InvalidToolCall,
+        MediaPart,
+        MessageLike,
+        ReasoningPart,
+        RemoveMessage,
+        SystemMessage,
+        TextPart,
+        ToolCall,
+        ToolCallChunk,
+        ToolCallPart,
+        ToolMessage,
+        ToolResponseMessage,
+        Usage,
+        UserMessage,
+        VideoPart,
+        from_openai,
+        messages_from_dicts,
+        messages_to_dicts,
+        to_openai,
+    )
     from flowgraph.models import (
         AnthropicChatModel,
+        ChatModel,
+        ChatOptions,
         OllamaChatModel,
         OpenAIChatModel,
+        ScriptedChatModel,
         init_chat_model,
     )
+    from flowgraph.nodes import (
+        Agent,
+        ModelNode,
+        ModelRouter,
+        PersonaSwitch,
+        Router,
+        ToolNode,
+        count_tokens_approximately,
+        create_react_agent,
+        tiktoken_counter,
+        tools_condition,
+        trim_messages,
+    )
+    from flowgraph.prompts import PromptTemplate, SystemPromptTemplate
+    from flowgraph.reducers import MessageList, add_messages
+    from flowgraph.state import MessagesState
+    from flowgraph.tools import InjectedState, InjectedStore, InjectedToolCallId, Tool, tool
     from flowgraph.viz import (
         Diagram,
         DiagramEdge,
@@ -127,12 +134,85 @@ if _typing.TYPE_CHECKING:
     )
 
 _LAZY = {
-    # the HTTP adapters: their modules import httpx (see flowgraph.models)
+    "END": "flowgraph.graph",
+    "START": "flowgraph.graph",
+    "Budget": "flowgraph.graph",
+    "Command": "flowgraph.graph",
+    "CompiledGraph": "flowgraph.graph",
+    "Entrypoint": "flowgraph.graph",
+    "Interrupt": "flowgraph.graph",
+    "RetryPolicy": "flowgraph.graph",
+    "Send": "flowgraph.graph",
+    "StateGraph": "flowgraph.graph",
+    "StateSnapshot": "flowgraph.graph",
+    "StreamMode": "flowgraph.graph",
+    "StreamPart": "flowgraph.graph",
+    "TaskFuture": "flowgraph.graph",
+    "aonce": "flowgraph.graph",
+    "entrypoint": "flowgraph.graph",
+    "get_stream_writer": "flowgraph.graph",
+    "interrupt": "flowgraph.graph",
+    "once": "flowgraph.graph",
+    "task": "flowgraph.graph",
+    "REMOVE_ALL_MESSAGES": "flowgraph.messages",
+    "AIContentPart": "flowgraph.messages",
+    "AIMessage": "flowgraph.messages",
+    "AIMessageChunk": "flowgraph.messages",
+    "AnyMessage": "flowgraph.messages",
+    "AssistantMessage": "flowgraph.messages",
+    "AudioPart": "flowgraph.messages",
+    "BaseMessage": "flowgraph.messages",
+    "ContentPart": "flowgraph.messages",
+    "FilePart": "flowgraph.messages",
+    "HumanMessage": "flowgraph.messages",
+    "ImagePart": "flowgraph.messages",
+    "InvalidToolCall": "flowgraph.messages",
+    "MediaPart": "flowgraph.messages",
+    "MessageLike": "flowgraph.messages",
+    "ReasoningPart": "flowgraph.messages",
+    "RemoveMessage": "flowgraph.messages",
+    "SystemMessage": "flowgraph.messages",
+    "TextPart": "flowgraph.messages",
+    "ToolCall": "flowgraph.messages",
+    "ToolCallChunk": "flowgraph.messages",
+    "ToolCallPart": "flowgraph.messages",
+    "ToolMessage": "flowgraph.messages",
+    "ToolResponseMessage": "flowgraph.messages",
+    "Usage": "flowgraph.messages",
+    "UserMessage": "flowgraph.messages",
+    "VideoPart": "flowgraph.messages",
+    "from_openai": "flowgraph.messages",
+    "messages_from_dicts": "flowgraph.messages",
+    "messages_to_dicts": "flowgraph.messages",
+    "to_openai": "flowgraph.messages",
     "AnthropicChatModel": "flowgraph.models",
+    "ChatModel": "flowgraph.models",
+    "ChatOptions": "flowgraph.models",
     "OllamaChatModel": "flowgraph.models",
     "OpenAIChatModel": "flowgraph.models",
+    "ScriptedChatModel": "flowgraph.models",
     "init_chat_model": "flowgraph.models",
-    # diagrams: drawing code no run needs
+    "Agent": "flowgraph.nodes",
+    "ModelNode": "flowgraph.nodes",
+    "ModelRouter": "flowgraph.nodes",
+    "PersonaSwitch": "flowgraph.nodes",
+    "Router": "flowgraph.nodes",
+    "ToolNode": "flowgraph.nodes",
+    "count_tokens_approximately": "flowgraph.nodes",
+    "create_react_agent": "flowgraph.nodes",
+    "tiktoken_counter": "flowgraph.nodes",
+    "tools_condition": "flowgraph.nodes",
+    "trim_messages": "flowgraph.nodes",
+    "PromptTemplate": "flowgraph.prompts",
+    "SystemPromptTemplate": "flowgraph.prompts",
+    "MessageList": "flowgraph.reducers",
+    "add_messages": "flowgraph.reducers",
+    "MessagesState": "flowgraph.state",
+    "InjectedState": "flowgraph.tools",
+    "InjectedStore": "flowgraph.tools",
+    "InjectedToolCallId": "flowgraph.tools",
+    "Tool": "flowgraph.tools",
+    "tool": "flowgraph.tools",
     "Diagram": "flowgraph.viz",
     "DiagramEdge": "flowgraph.viz",
     "DiagramNode": "flowgraph.viz",
@@ -145,40 +225,27 @@ _LAZY = {
     "to_mermaid_sequence": "flowgraph.viz",
     "to_svg": "flowgraph.viz",
 }
-"""Names loaded on first use, so `import flowgraph` stays quick (a cold process that
-resumes a thread pays for neither httpx nor the diagram code)."""
+"""Every exported name and the module that defines it, imported on first use."""
 
+_SUBPACKAGES = (
+    "checkpoint",
+    "graph",
+    "messages",
+    "models",
+    "nodes",
+    "prompts",
+    "reducers",
+    "state",
+    "store",
+    "tools",
+    "viz",
+)
+"""Reachable as attributes after a bare `import flowgraph` (`flowgraph.checkpoint.serde`)."""
 
-__getattr__, __dir__ = _lazy_exports("flowgraph", _LAZY, globals())
+__getattr__, __dir__ = _lazy_exports("flowgraph", _LAZY, globals(), _SUBPACKAGES)
 
-
-def _install_lazy_diagrams() -> None:
-    """Point the compiled graph's diagram methods at `flowgraph.viz`, imported on first use.
-
-    Importing `flowgraph.viz` registers its own functions, replacing these.
-    """
-
-    def through_viz(name: str) -> _typing.Any:
-        def call(*args: _typing.Any) -> _typing.Any:
-            import flowgraph.viz  # noqa: F401  # registers the real diagram functions
-
-            return getattr(_diagrams.diagram_functions(), name)(*args)
-
-        return call
-
-    _diagrams.register_diagram_functions(
-        _diagrams.DiagramFunctions(
-            to_mermaid=through_viz("to_mermaid"),
-            to_dot=through_viz("to_dot"),
-            to_ascii=through_viz("to_ascii"),
-            to_mermaid_sequence=through_viz("to_mermaid_sequence"),
-            render=through_viz("render"),
-        )
-    )
-
-
-_install_lazy_diagrams()
-
+# the compiled graph's diagram methods load the drawing code when first called
+_register_provider("diagrams", "flowgraph.viz")
 
 __all__ = [
     "END",

@@ -7,15 +7,20 @@ factory derived from (thread, step, node, task, position) for each write.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import uuid
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
 from flowgraph._context import message_id_factory
+from flowgraph._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import hashlib
+else:  # only runs with a checkpointer hash scopes: OpenSSL's hashlib loads with the first
+    hashlib = LazyModule("hashlib")
 
 __all__ = [
     "StepIds",

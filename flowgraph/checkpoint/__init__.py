@@ -11,15 +11,29 @@ per-thread message log; the engine (flowgraph.graph) decides what they hold.
 from typing import TYPE_CHECKING
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
-from flowgraph.checkpoint import serde
-from flowgraph.checkpoint._open import open_checkpointer
-from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite
-from flowgraph.checkpoint.memory import MemoryCheckpointer
-from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
 
 if TYPE_CHECKING:
+    from flowgraph.checkpoint import serde
+    from flowgraph.checkpoint._open import open_checkpointer
+    from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite
+    from flowgraph.checkpoint.memory import MemoryCheckpointer
     from flowgraph.checkpoint.postgres import PostgresCheckpointer
     from flowgraph.checkpoint.redis import RedisCheckpointer
+    from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
+
+_LAZY = {
+    "open_checkpointer": "flowgraph.checkpoint._open",
+    "BaseCheckpointer": "flowgraph.checkpoint.base",
+    "CheckpointRecord": "flowgraph.checkpoint.base",
+    "PendingWrite": "flowgraph.checkpoint.base",
+    "MemoryCheckpointer": "flowgraph.checkpoint.memory",
+    "PostgresCheckpointer": "flowgraph.checkpoint.postgres",
+    "RedisCheckpointer": "flowgraph.checkpoint.redis",
+    "SQLiteCheckpointer": "flowgraph.checkpoint.sqlite",
+}
+"""Every exported name and the module that defines it, imported on first use."""
+
+__getattr__, __dir__ = _lazy_exports("flowgraph.checkpoint", _LAZY, globals(), ("serde",))
 
 __all__ = [
     "BaseCheckpointer",
@@ -32,12 +46,3 @@ __all__ = [
     "open_checkpointer",
     "serde",
 ]
-
-_OPTIONAL = {
-    "PostgresCheckpointer": "flowgraph.checkpoint.postgres",
-    "RedisCheckpointer": "flowgraph.checkpoint.redis",
-}
-
-
-# a server backend is imported only when asked for (its driver is an optional extra)
-__getattr__, __dir__ = _lazy_exports("flowgraph.checkpoint", _OPTIONAL, globals())

@@ -3,8 +3,8 @@
 The graph layer may not import the viz layer (viz builds on graph), so
 `flowgraph.viz` registers its functions here when it is imported, and
 `CompiledGraph.to_mermaid()` and friends call whatever is registered.
-Importing `flowgraph` imports `flowgraph.viz`, so the hook is always set
-for users; only code that imports the graph package alone can find it empty.
+`import flowgraph` names `flowgraph.viz` as the provider of "diagrams"
+(`flowgraph._lazy`), so the first diagram call imports it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flowgraph._lazy import load_provider
 from flowgraph.errors import DiagramError
 
 if TYPE_CHECKING:
@@ -44,7 +45,9 @@ def register_diagram_functions(functions: DiagramFunctions) -> None:
 
 
 def diagram_functions() -> DiagramFunctions:
-    """The installed diagram functions; a clear error when `flowgraph.viz` was never imported."""
+    """The installed diagram functions (importing `flowgraph.viz` the first time)."""
+    if not _registered:
+        load_provider("diagrams")  # flowgraph.viz registers itself when imported
     if not _registered:
         raise DiagramError(
             "Diagrams are drawn by flowgraph.viz, which has not been imported; "

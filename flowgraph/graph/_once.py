@@ -13,12 +13,17 @@ call that returned, at least once for one that was cut off.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from flowgraph._context import TaskMemo, TaskScope, current_task
-from flowgraph.checkpoint import serde
+from flowgraph._lazy import LazyModule
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.graph._pool import finish_off_loop
+
+if TYPE_CHECKING:
+    from flowgraph.checkpoint import serde
+else:  # runs without a checkpointer never encode: the codec loads with the first write
+    serde = LazyModule("flowgraph.checkpoint.serde")
 
 __all__ = ["aonce", "call_key", "once", "recalled"]
 

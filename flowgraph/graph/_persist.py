@@ -19,7 +19,6 @@ state is exactly the state the run had.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from flowgraph._context import RunUsage
 from flowgraph._ids import scope_key
-from flowgraph.checkpoint import serde
+from flowgraph._lazy import LazyModule
 from flowgraph.checkpoint.base import (
     BaseCheckpointer,
     CheckpointRecord,
@@ -47,6 +46,14 @@ from flowgraph.reducers import add_messages
 if TYPE_CHECKING:
     from flowgraph.graph._schema import StateAdapter
 
+if TYPE_CHECKING:
+    import hashlib
+
+    from flowgraph.checkpoint import serde
+else:  # runs without a checkpointer never encode: the codec loads with the first write
+    hashlib = LazyModule("hashlib")
+    serde = LazyModule("flowgraph.checkpoint.serde")
+
 __all__ = [
     "FORMAT_VERSION",
     "Cursor",
@@ -63,7 +70,6 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-_blake2b = hashlib.blake2b
 MAX_STEPS_BETWEEN_SNAPSHOTS = 512
 """Bounds replay work even for steps that write almost nothing."""
 
@@ -95,7 +101,7 @@ class Cursor:
         key = self.keys.get(ident) or self.staged.get(ident)
         if key is None:
             data = serde.dumps(message)
-            key = f"{message.id}#{_blake2b(data, digest_size=6).hexdigest()}"
+            key = f"{message.id}#{hashlib.blake2b(data, digest_size=6).hexdigest()}"
             new[key] = data
             self.staged[ident] = key
             self.staged_held.append(message)

@@ -9,35 +9,49 @@ graph they charge the run's Budget, record tokens and stream to
 ``stream(mode="messages")``.
 """
 
-import typing as _typing
+from typing import TYPE_CHECKING
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
-from flowgraph.models._base import (
-    ChatModel,
-    ChatModelListener,
-    ChatOptions,
-    ModelErrorEvent,
-    ModelRequestEvent,
-    ModelResponseEvent,
-    ResponseFormat,
-    StreamingHandler,
-    ToolChoice,
-    ToolLike,
-    ToolSpec,
-    tool_specs,
-)
-from flowgraph.models._bound import BoundChatModel
-from flowgraph.models._call import BaseChatModel
-from flowgraph.models.scripted import ScriptedChatModel, ScriptedReply, ScriptedRequest
 
-if _typing.TYPE_CHECKING:
+if TYPE_CHECKING:
+    from flowgraph.models._base import (
+        ChatModel,
+        ChatModelListener,
+        ChatOptions,
+        ModelErrorEvent,
+        ModelRequestEvent,
+        ModelResponseEvent,
+        ResponseFormat,
+        StreamingHandler,
+        ToolChoice,
+        ToolLike,
+        ToolSpec,
+        tool_specs,
+    )
+    from flowgraph.models._bound import BoundChatModel
+    from flowgraph.models._call import BaseChatModel
     from flowgraph.models._http import DEFAULT_LIMITS, DEFAULT_TIMEOUT, HttpChatModel
     from flowgraph.models._init import init_chat_model
     from flowgraph.models.anthropic import AnthropicChatModel
     from flowgraph.models.ollama import OllamaChatModel
     from flowgraph.models.openai import OpenAIChatModel
+    from flowgraph.models.scripted import ScriptedChatModel, ScriptedReply, ScriptedRequest
 
 _LAZY = {
+    "ChatModel": "flowgraph.models._base",
+    "ChatModelListener": "flowgraph.models._base",
+    "ChatOptions": "flowgraph.models._base",
+    "ModelErrorEvent": "flowgraph.models._base",
+    "ModelRequestEvent": "flowgraph.models._base",
+    "ModelResponseEvent": "flowgraph.models._base",
+    "ResponseFormat": "flowgraph.models._base",
+    "StreamingHandler": "flowgraph.models._base",
+    "ToolChoice": "flowgraph.models._base",
+    "ToolLike": "flowgraph.models._base",
+    "ToolSpec": "flowgraph.models._base",
+    "tool_specs": "flowgraph.models._base",
+    "BoundChatModel": "flowgraph.models._bound",
+    "BaseChatModel": "flowgraph.models._call",
     "DEFAULT_LIMITS": "flowgraph.models._http",
     "DEFAULT_TIMEOUT": "flowgraph.models._http",
     "HttpChatModel": "flowgraph.models._http",
@@ -45,13 +59,13 @@ _LAZY = {
     "AnthropicChatModel": "flowgraph.models.anthropic",
     "OllamaChatModel": "flowgraph.models.ollama",
     "OpenAIChatModel": "flowgraph.models.openai",
+    "ScriptedChatModel": "flowgraph.models.scripted",
+    "ScriptedReply": "flowgraph.models.scripted",
+    "ScriptedRequest": "flowgraph.models.scripted",
 }
-"""Names whose modules import httpx: loaded on first use, so `import flowgraph` (and a
-graph that only uses ScriptedChatModel) does not pay for httpx."""
-
+"""Every exported name and the module that defines it, imported on first use."""
 
 __getattr__, __dir__ = _lazy_exports("flowgraph.models", _LAZY, globals())
-
 
 __all__ = [
     "DEFAULT_LIMITS",

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from flowgraph.graph import END
 from flowgraph.messages import AIMessage, BaseMessage, SystemMessage
-from flowgraph.models import ChatModel, ChatOptions
 from flowgraph.nodes._state import messages_of
+
+if TYPE_CHECKING:  # the model layer loads with the first ModelRouter, not with tools_condition
+    from flowgraph.models import ChatModel, ChatOptions
 
 __all__ = ["ModelRouter", "Router", "tools_condition"]
 
@@ -215,6 +217,8 @@ class ModelRouter(_Routes):
                 ),
             ),
         )
+        from flowgraph.models import ChatOptions
+
         self.options = ChatOptions.merge(options, ChatOptions(response_format=self.choice_model))
 
     def request(self, state: Any) -> list[BaseMessage]:
