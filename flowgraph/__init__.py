@@ -31,17 +31,24 @@ from flowgraph.graph import (
     END,
     START,
     Budget,
+    CachePolicy,
     Command,
     CompiledGraph,
+    InMemoryCache,
     Interrupt,
     RetryPolicy,
+    RunnableConfig,
+    Runtime,
     Send,
     StateGraph,
     StateSnapshot,
     StreamMode,
     StreamPart,
+    ToolRuntime,
     _diagrams,
     aonce,
+    get_config,
+    get_runtime,
     interrupt,
     once,
 )
@@ -94,7 +101,7 @@ from flowgraph.nodes import (
 )
 from flowgraph.prompts import PromptTemplate, SystemPromptTemplate
 from flowgraph.reducers import MessageList, add_messages
-from flowgraph.state import MessagesState
+from flowgraph.state import MessagesState, RemainingSteps
 from flowgraph.tools import InjectedState, InjectedStore, InjectedToolCallId, Tool, tool
 
 if _typing.TYPE_CHECKING:
@@ -189,6 +196,7 @@ __all__ = [
     "BaseMessage",
     "Budget",
     "BudgetExceededError",
+    "CachePolicy",
     "ChatModel",
     "ChatOptions",
     "Command",
@@ -206,6 +214,7 @@ __all__ = [
     "GraphValidationError",
     "HumanMessage",
     "ImagePart",
+    "InMemoryCache",
     "InjectedState",
     "InjectedStore",
     "InjectedToolCallId",
@@ -231,9 +240,12 @@ __all__ = [
     "PromptTemplate",
     "RateLimitError",
     "ReasoningPart",
+    "RemainingSteps",
     "RemoveMessage",
     "RetryPolicy",
     "Router",
+    "RunnableConfig",
+    "Runtime",
     "ScriptedChatModel",
     "Send",
     "SerializationError",
@@ -254,6 +266,7 @@ __all__ = [
     "ToolMessage",
     "ToolNode",
     "ToolResponseMessage",
+    "ToolRuntime",
     "Usage",
     "UserMessage",
     "VideoPart",
@@ -263,6 +276,8 @@ __all__ = [
     "count_tokens_approximately",
     "create_react_agent",
     "from_openai",
+    "get_config",
+    "get_runtime",
     "init_chat_model",
     "interrupt",
     "messages_from_dicts",

@@ -50,6 +50,10 @@ BIGINT: Final = 10
 ENUM: Final = 11
 MODEL: Final = 12
 # 16-39: flowgraph's own classes, see _codec_messages.
+COMMAND: Final = 40
+SEND: Final = 41
+# 40-47: the graph's values (Command, Send), registered by flowgraph.graph._codec, which
+# owns the classes: a tool's or a cached node's Command is stored as what it returned.
 
 _NESTED_BUFFER = 1024
 """Initial buffer of the packers that encode one object's fields (they grow as needed)."""

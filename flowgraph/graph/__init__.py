@@ -1,6 +1,15 @@
 """The graph engine: build a StateGraph, compile it, run it in supersteps."""
 
+from flowgraph._context import (
+    RunnableConfig,
+    Runtime,
+    ToolRuntime,
+    get_config,
+    get_runtime,
+)
+from flowgraph.graph import _codec as _codec  # Command and Send in checkpoints
 from flowgraph.graph._builder import StateGraph
+from flowgraph.graph._cache import BaseCache, CachePolicy, InMemoryCache
 from flowgraph.graph._compiled import CompiledGraph
 from flowgraph.graph._interrupt import interrupt
 from flowgraph.graph._once import aonce, once
@@ -20,17 +29,25 @@ from flowgraph.graph._types import (
 __all__ = [
     "END",
     "START",
+    "BaseCache",
     "Budget",
+    "CachePolicy",
     "Command",
     "CompiledGraph",
+    "InMemoryCache",
     "Interrupt",
     "RetryPolicy",
+    "RunnableConfig",
+    "Runtime",
     "Send",
     "StateGraph",
     "StateSnapshot",
     "StreamMode",
     "StreamPart",
+    "ToolRuntime",
     "aonce",
+    "get_config",
+    "get_runtime",
     "interrupt",
     "once",
 ]

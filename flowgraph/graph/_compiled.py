@@ -11,18 +11,28 @@ import asyncio
 import copy
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
+from contextvars import Token
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import BaseModel
 
-from flowgraph._context import RunUsage, current_task, message_id_factory
+from flowgraph._context import (
+    RunUsage,
+    bind_store,
+    current_run,
+    current_store,
+    current_task,
+    message_id_factory,
+)
 from flowgraph._ids import deterministic_id_factory, random_scope_key, scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._bridge import iterate_sync, run_sync
-from flowgraph.graph._interrupt import GraphInterrupt, Pause
+from flowgraph.graph._cache import BaseCache, cached_nodes, namespace_of
+from flowgraph.graph._config import read_config, thread_of
+from flowgraph.graph._interrupt import GraphInterrupt, Pause, with_interrupts
 from flowgraph.graph._lease import active_run, claim, release, reserved_lease
 from flowgraph.graph._persist import (
     Cursor,
@@ -34,7 +44,15 @@ from flowgraph.graph._persist import (
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, SubgraphWrites, run_loop, start_tasks
 from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
-from flowgraph.graph._types import START, Budget, StateSnapshot, StreamMode, StreamPart
+from flowgraph.graph._types import (
+    START,
+    Budget,
+    Command,
+    ParentCommand,
+    StateSnapshot,
+    StreamMode,
+    StreamPart,
+)
 
 if TYPE_CHECKING:
     import os
@@ -65,6 +83,26 @@ def _modes(mode: StreamMode | Sequence[StreamMode]) -> frozenset[str]:
     return modes
 
 
+def _unbind(tokens: tuple[Token[Any] | None, Token[Any]]) -> None:
+    store, run = tokens
+    current_run.reset(run)
+    if store is not None:
+        current_store.reset(store)
+
+
+def _thread(thread: str | Mapping[str, Any], checkpoint_id: str | None) -> tuple[str, str | None]:
+    """A thread id and checkpoint id, from the arguments or from a LangGraph config dict."""
+    if isinstance(thread, str):
+        return thread, checkpoint_id
+    named, configured = thread_of(thread)
+    if checkpoint_id is not None and configured is not None and checkpoint_id != configured:
+        raise ValueError(
+            f"checkpoint_id is given twice, as {checkpoint_id!r} and as {configured!r} in the "
+            "config; pass it once"
+        )
+    return named, checkpoint_id or configured
+
+
 def _names(nodes: Sequence[str]) -> frozenset[str]:
     return frozenset(nodes) if nodes else _NO_NAMES  # most runs name none: nothing to build
 
@@ -84,14 +122,25 @@ class CompiledGraph:
         interrupt_after: tuple[str, ...],
         budget: Budget | None,
         name: str,
+        store: Any = None,
+        cache: BaseCache | None = None,
     ) -> None:
         self.builder = builder
-        self.engine = Engine(Plan(builder), builder.state, name)
+        plan = Plan(builder)
+        plan.nodes = cached_nodes(plan.nodes, cache)
+        remaining = tuple(
+            k for k, kind in builder.state.managed.items() if kind == "remaining_steps"
+        )
+        self.engine = Engine(plan, builder.state, name, remaining)
         self.checkpointer = checkpointer
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
         self.budget = budget
         self.name = name
+        self.store = store
+        """The long-term store runs hand to nodes and tools (`compile(store=...)`), or None."""
+        self.cache = cache
+        """Where nodes with a cache_policy keep their results (`compile(cache=...)`), or None."""
         self._cache = ThreadCache() if checkpointer is not None else None
 
     @property
@@ -118,11 +167,29 @@ class CompiledGraph:
         stop: threading.Event | None = None,
         sink: Callable[[StreamPart], None] | None = None,
         modes: frozenset[str] = frozenset(),
+        config: Mapping[str, Any] | None = None,
+        context: Any = None,
+        configurable: Mapping[str, Any] | None = None,
     ) -> RunOptions:
         for name in (*(interrupt_before or ()), *(interrupt_after or ())):
             if name not in self.engine.plan.nodes:
                 raise ValueError(f"interrupt_before/after names '{name}', which is not a node")
+        info = None
+        if config is not None or context is not None or configurable or thread_id is not None:
+            call = read_config(
+                config,
+                thread_id=thread_id,
+                checkpoint_id=checkpoint_id,
+                recursion_limit=recursion_limit,
+                run_id=run_id,
+                configurable=configurable,
+                context=context,
+                context_schema=self.builder.context_schema,
+            )
+            thread_id, checkpoint_id = call.thread_id, call.checkpoint_id
+            recursion_limit, run_id, info = call.recursion_limit, call.run_id, call.info
         return RunOptions(
+            info=info,
             thread_id=thread_id,
             checkpoint_id=checkpoint_id,
             recursion_limit=recursion_limit,
@@ -148,33 +215,53 @@ class CompiledGraph:
         return options.inline_sync or getattr(self.checkpointer, "is_nonblocking", False)
 
     async def _run(self, input: Any, options: RunOptions) -> Run:
-        """One run, holding its thread's lease (if it has a thread) from start to end."""
-        checkpointer = self.checkpointer
-        if checkpointer is None or options.thread_id is None:
-            run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
-            await run_loop(self.engine, run)
-            return run
-        if options.run_id is None:
-            options.run_id = uuid.uuid4().hex
-        direct = self._direct(options)
-        lease = await claim(
-            checkpointer, options.thread_id, options.run_id, wait=options.wait, direct=direct
-        )
+        """One run, holding its thread's lease (if it has a thread) from start to end.
+
+        The run's store and config reach its nodes through context variables,
+        set here only when there is something to set (or an outer run's to hide).
+        """
+        bound = None
+        if self.store is not None or options.info is not None or current_run.get() is not None:
+            bound = self._bind(options)
         try:
-            run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
-            run.lease = lease
-            await run_loop(self.engine, run)
-            return run
+            checkpointer = self.checkpointer
+            if checkpointer is None or options.thread_id is None:
+                run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
+                await run_loop(self.engine, run)
+                return run
+            if options.run_id is None:
+                options.run_id = uuid.uuid4().hex
+            direct = self._direct(options)
+            lease = await claim(
+                checkpointer, options.thread_id, options.run_id, wait=options.wait, direct=direct
+            )
+            try:
+                run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
+                run.lease = lease
+                await run_loop(self.engine, run)
+                return run
+            finally:
+                await release(lease, direct=direct)
         finally:
-            await release(lease, direct=direct)
+            if bound is not None:
+                _unbind(bound)
+
+    def _bind(self, options: RunOptions) -> tuple[Token[Any] | None, Token[Any]]:
+        """Make this run's store and config the ones its nodes and tools see."""
+        store = bind_store(self.store) if self.store is not None else None
+        return store, current_run.set(options.info)
 
     async def _invoke(self, input: Any, options: RunOptions) -> Any:
         run = await self._run(input, options)
-        return self.engine.state.output(run.values)
+        out = self.engine.state.output(run.values)
+        if run.interrupts:
+            out = with_interrupts(out, run.interrupts)
+        return out
 
     async def ainvoke(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         thread_id: str | None = None,
         checkpoint_id: str | None = None,
@@ -185,6 +272,8 @@ class CompiledGraph:
         wait: bool | float = False,
         run_id: str | None = None,
         stop: threading.Event | None = None,
+        context: Any = None,
+        configurable: Mapping[str, Any] | None = None,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
@@ -197,6 +286,13 @@ class CompiledGraph:
         (default: a fresh id); a run whose id is already the thread's head's (a
         task queue delivering the same run twice) does not apply its input again
         but resumes the thread.
+
+        LangGraph's `config` dict is accepted too: `invoke(input, {"configurable":
+        {"thread_id": "1", ...}, "recursion_limit": 50})`; the caller's own
+        `configurable` values (also given as `configurable=`) reach nodes that
+        take a `config` parameter, and `context` those that take a `runtime`.
+        A run that paused at `interrupt()` returns its interrupts under
+        `"__interrupt__"` (see `with_interrupts`).
         """
         options = self._options(
             thread_id=thread_id,
@@ -208,6 +304,9 @@ class CompiledGraph:
             wait=wait,
             run_id=run_id,
             stop=stop,
+            config=config,
+            context=context,
+            configurable=configurable,
             inline_sync=False,
         )
         return await self._invoke(input, options)
@@ -215,6 +314,7 @@ class CompiledGraph:
     def invoke(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         thread_id: str | None = None,
         checkpoint_id: str | None = None,
@@ -225,6 +325,8 @@ class CompiledGraph:
         wait: bool | float = False,
         run_id: str | None = None,
         stop: threading.Event | None = None,
+        context: Any = None,
+        configurable: Mapping[str, Any] | None = None,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
@@ -237,6 +339,13 @@ class CompiledGraph:
         (default: a fresh id); a run whose id is already the thread's head's (a
         task queue delivering the same run twice) does not apply its input again
         but resumes the thread.
+
+        LangGraph's `config` dict is accepted too: `invoke(input, {"configurable":
+        {"thread_id": "1", ...}, "recursion_limit": 50})`; the caller's own
+        `configurable` values (also given as `configurable=`) reach nodes that
+        take a `config` parameter, and `context` those that take a `runtime`.
+        A run that paused at `interrupt()` returns its interrupts under
+        `"__interrupt__"` (see `with_interrupts`).
         """
         options = self._options(
             thread_id=thread_id,
@@ -248,6 +357,9 @@ class CompiledGraph:
             wait=wait,
             run_id=run_id,
             stop=stop,
+            config=config,
+            context=context,
+            configurable=configurable,
             inline_sync=True,
         )
         return run_sync(self._invoke(input, options), direct=self.engine.plan.all_sync)
@@ -296,6 +408,7 @@ class CompiledGraph:
     def astream(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         mode: StreamMode | Sequence[StreamMode] = "updates",
         thread_id: str | None = None,
@@ -307,8 +420,13 @@ class CompiledGraph:
         wait: bool | float = False,
         run_id: str | None = None,
         stop: threading.Event | None = None,
+        context: Any = None,
+        configurable: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[StreamPart]:
-        """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
+        """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen.
+
+        `config`, `context` and `configurable` as for `invoke`.
+        """
         _modes(mode)
         options = self._options(
             thread_id=thread_id,
@@ -320,6 +438,9 @@ class CompiledGraph:
             wait=wait,
             run_id=run_id,
             stop=stop,
+            config=config,
+            context=context,
+            configurable=configurable,
             inline_sync=False,
         )
         return self._astream(input, mode, options)
@@ -327,6 +448,7 @@ class CompiledGraph:
     def stream(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         mode: StreamMode | Sequence[StreamMode] = "updates",
         thread_id: str | None = None,
@@ -338,8 +460,13 @@ class CompiledGraph:
         wait: bool | float = False,
         run_id: str | None = None,
         stop: threading.Event | None = None,
+        context: Any = None,
+        configurable: Mapping[str, Any] | None = None,
     ) -> Iterator[StreamPart]:
-        """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen."""
+        """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen.
+
+        `config`, `context` and `configurable` as for `invoke`.
+        """
         _modes(mode)
         options = self._options(
             thread_id=thread_id,
@@ -351,6 +478,9 @@ class CompiledGraph:
             wait=wait,
             run_id=run_id,
             stop=stop,
+            config=config,
+            context=context,
+            configurable=configurable,
             inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
         closed = threading.Event()
@@ -367,7 +497,7 @@ class CompiledGraph:
             )
         return self.checkpointer
 
-    def _snapshot(self, loaded: Loaded | None) -> StateSnapshot:
+    def _snapshot(self, loaded: Loaded | None, thread_id: str) -> StateSnapshot:
         state = self.engine.state
         if loaded is None:
             return StateSnapshot(
@@ -378,19 +508,25 @@ class CompiledGraph:
                 step=-1,
                 created_at=None,
                 metadata={},
+                thread_id=thread_id,
             )
         return snapshot_of(loaded, state)
 
-    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot:
+    def get_state(
+        self, thread_id: str | Mapping[str, Any], checkpoint_id: str | None = None
+    ) -> StateSnapshot:
         """The thread's state at its head (or at `checkpoint_id`), and what runs next.
 
         An unknown thread gives an empty snapshot (`checkpoint_id` None).
+        LangGraph's config dict (`{"configurable": {"thread_id": ..., "checkpoint_id":
+        ...}}`, e.g. a snapshot's `config`) names the thread and checkpoint too.
         """
+        thread_id, checkpoint_id = _thread(thread_id, checkpoint_id)
         store = self._store()
         loaded = run_sync(
             loaded_checkpoint(self.engine, store, thread_id, checkpoint_id, direct=True)
         )
-        snapshot = self._snapshot(loaded)
+        snapshot = self._snapshot(loaded, thread_id)
         if checkpoint_id is None:
             busy = active_run(store, thread_id)
             if busy is not None:
@@ -398,16 +534,51 @@ class CompiledGraph:
         return snapshot
 
     def get_state_history(
-        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+        self,
+        thread_id: str | Mapping[str, Any],
+        *,
+        limit: int | None = None,
+        before: str | Mapping[str, Any] | None = None,
     ) -> Iterator[StateSnapshot]:
-        """Every checkpoint of the thread, newest first (all branches)."""
+        """Every checkpoint of the thread, newest first (all branches).
+
+        `thread_id` (and `before`) may be LangGraph's config dicts.
+        """
+        thread_id, _ = _thread(thread_id, None)
+        if before is not None and not isinstance(before, str):
+            before = thread_of(before)[1]
         store = self._store()
         for record in store.history(thread_id, limit=limit, before=before):
             yield self.get_state(thread_id, record.checkpoint_id)
 
+    @overload
     def update_state(
-        self, thread_id: str, values: dict[str, Any], *, as_node: str | None = None
-    ) -> str:
+        self,
+        thread_id: str,
+        values: Mapping[str, Any] | None,
+        *,
+        as_node: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> str: ...
+
+    @overload
+    def update_state(
+        self,
+        thread_id: Mapping[str, Any],
+        values: Mapping[str, Any] | None,
+        *,
+        as_node: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    def update_state(
+        self,
+        thread_id: str | Mapping[str, Any],
+        values: Mapping[str, Any] | None,
+        *,
+        as_node: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> str | dict[str, Any]:
         """Write `values` to the thread through the reducers, as a new checkpoint; its id.
 
         With `as_node`, the write counts as that node's output: the next
@@ -418,16 +589,35 @@ class CompiledGraph:
         them, and the paused node runs again on the edited state; siblings
         that had finished are not run again, their writes are merged when
         the step completes (after this update).
+
+        With `checkpoint_id` (time travel), the update applies to that past
+        checkpoint instead of the head: the new checkpoint is its child, a
+        new branch, and becomes the thread's head, so `invoke(None,
+        thread_id=...)` continues from the edited past. Given LangGraph's
+        config dict (a snapshot's `config`) instead of a thread id, it reads
+        the thread and checkpoint from it and returns the new checkpoint's
+        config, as LangGraph does.
         """
-        return run_sync(self._update_state(thread_id, values, as_node))
+        as_config = not isinstance(thread_id, str)
+        thread, checkpoint_id = _thread(thread_id, checkpoint_id)
+        new_id = run_sync(self._update_state(thread, dict(values or {}), as_node, checkpoint_id))
+        if as_config:
+            return {
+                "configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": new_id}
+            }
+        return new_id
 
     async def _update_state(
-        self, thread_id: str, values: dict[str, Any], as_node: str | None
+        self,
+        thread_id: str,
+        values: dict[str, Any],
+        as_node: str | None,
+        checkpoint_id: str | None = None,
     ) -> str:
         store = self._store()
         lease = await claim(store, thread_id, uuid.uuid4().hex, direct=True)
         try:
-            return await self._write_update(store, thread_id, values, as_node)
+            return await self._write_update(store, thread_id, values, as_node, checkpoint_id)
         finally:
             await release(lease, direct=True)
 
@@ -437,6 +627,7 @@ class CompiledGraph:
         thread_id: str,
         values: dict[str, Any],
         as_node: str | None,
+        checkpoint_id: str | None = None,
     ) -> str:
         engine = self.engine
         if as_node is not None and as_node not in engine.plan.nodes and as_node != START:
@@ -446,7 +637,7 @@ class CompiledGraph:
                 node=as_node,
             )
         loaded = await loaded_checkpoint(
-            engine, store, thread_id, None, direct=True, cache=self._cache
+            engine, store, thread_id, checkpoint_id, direct=True, cache=self._cache
         )
         cursor = loaded.cursor if loaded else Cursor(thread_id, expected=None)
         saver = Saver(
@@ -522,6 +713,25 @@ class CompiledGraph:
         other._cache = ThreadCache() if checkpointer is not None else None
         return other
 
+    def with_store(self, store: Any) -> CompiledGraph:
+        """A copy of this app whose runs hand `store` to nodes and tools instead.
+
+        The CLI gives an app compiled with a store the one its `--db` names.
+        """
+        other = copy.copy(self)
+        other.store = store
+        return other
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached results of `nodes` (default: every node with a cache_policy)."""
+        if self.cache is None:
+            return
+        specs = self.builder.nodes  # as added: the namespaces were read from these
+        names = [n for n in (nodes if nodes is not None else specs) if n in specs]
+        self.cache.clear(
+            [namespace_of(specs[n]) for n in names if specs[n].cache_policy is not None]
+        )
+
     def threads(self) -> list[str]:
         """Every thread the checkpointer holds."""
         return self._store().threads()
@@ -590,11 +800,13 @@ class CompiledGraph:
 
         The subgraph starts from the parent's values of the shared fields and
         reports its writes to them, in order, for the parent's reducers to
-        merge: appended lists are not doubled, messages merge by id.
+        merge: appended lists are not doubled, messages merge by id. A node
+        inside that returns `Command(graph=Command.PARENT, goto=..., update=...)`
+        stops the subgraph: this node then writes that update and goes there.
         """
         engine = self.engine
 
-        async def subgraph(state: Any) -> SubgraphWrites:
+        async def subgraph(state: Any) -> SubgraphWrites | Command[Any]:
             outer = state.__dict__ if isinstance(state, BaseModel) else state
             scope = current_task.get()
             values = engine.state.defaults()
@@ -615,9 +827,15 @@ class CompiledGraph:
                 write_log=[],
                 parent_task=scope,
             )
+            # a subgraph compiled with a store of its own gives its nodes that one
+            own_store = bind_store(self.store) if self.store is not None else None
             try:
                 await start_tasks(engine, run, START)
                 await run_loop(engine, run)
+            except ParentCommand as handoff:
+                # a node inside handed off to this graph's nodes: this node writes its update
+                # and goes where it says; the subgraph's own writes stay behind, as in LangGraph
+                return handoff.command
             except GraphInterrupt as paused:
                 if scope is None:
                     raise
@@ -628,6 +846,9 @@ class CompiledGraph:
                         for p in paused.pauses
                     ]
                 ) from None
+            finally:
+                if own_store is not None:
+                    current_store.reset(own_store)
             assert run.write_log is not None
             return SubgraphWrites((k, v) for k, v in run.write_log if k in parent.reducers)
 
