@@ -15,6 +15,9 @@ context that located it (node, key, tool call id, thread) as attributes::
     ├── DiagramError               (ValueError)    a diagram that cannot be drawn
     ├── StoreError                 (ValueError)    a long-term store request it cannot serve
     ├── ToolError                  (RuntimeError)  a tool failed (handle_errors=False)
+    │   └── MCPError                               an MCP server or one of its tools failed
+    │       ├── MCPConnectionError (also ConnectionError)  would not start, unreachable, dropped
+    │       └── MCPTimeoutError    (also TimeoutError)     a call outlived its timeout
     └── ModelError                 (RuntimeError)  a chat model call failed
         ├── AuthenticationError        401
         ├── PermissionDeniedError      403
@@ -41,6 +44,9 @@ __all__ = [
     "GraphValidationError",
     "InvalidMessageError",
     "InvalidUpdateError",
+    "MCPConnectionError",
+    "MCPError",
+    "MCPTimeoutError",
     "MalformedResponseError",
     "ModelConnectionError",
     "ModelError",
@@ -161,6 +167,29 @@ class ToolError(FlowgraphError, RuntimeError):
         super().__init__(message)
         self.tool_name = tool_name
         self.tool_call_id = tool_call_id
+
+
+class MCPError(ToolError):
+    """An MCP server could not serve a request; `server` names it, `tool_name` the tool."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str,
+        tool_name: str | None = None,
+        tool_call_id: str | None = None,
+    ) -> None:
+        super().__init__(message, tool_name=tool_name, tool_call_id=tool_call_id)
+        self.server = server
+
+
+class MCPConnectionError(MCPError, ConnectionError):
+    """An MCP server would not start, could not be reached, or dropped the connection twice."""
+
+
+class MCPTimeoutError(MCPError, TimeoutError):
+    """An MCP request outlived its timeout; the server was asked to cancel it."""
 
 
 class ModelError(FlowgraphError, RuntimeError):

@@ -117,6 +117,18 @@ EXPECTED = {
         "'friday' holds 4 messages, none of 'monday'; the store in example.db:",
         "  ('users', 'ada', 'preferences') 'seat': {'topic': 'seat', 'preference': 'window seat'}",
     ],
+    "mcp_tools.py": [
+        '  get_forecast: Today\'s forecast for a city, e.g. "Paris".',
+        "  progress [station_report]: 3/3 station 3 of 3 read",
+        'tool  < get_forecast [success]: { "city": "Paris", "conditions": "sunny", '
+        '"temperature_c": 24.0 }',
+        "        artifact: {'city': 'Paris', 'conditions': 'sunny', 'temperature_c': 24.0}",
+        "tool  < get_forecast [error]: Error executing tool get_forecast: "
+        "no weather station in Atlantis",
+        "tool  < weather_map [success]: Weather map of Paris",
+        "        image: image/png, 70 bytes",
+        "agent > Paris: sunny, 24°C (map attached). There is no weather station in Atlantis.",
+    ],
     "celery_workers.py": [
         # offline there is no broker: it says how to run it instead of failing
         "No broker: set FLOWGRAPH_BROKER_URL",
@@ -408,6 +420,17 @@ SESSIONS = {
             ),
         ),
         nodes=("triage", "persona", "agent", "tools"),
+    ),
+    "mcp_tools.py": Session(
+        (
+            _run(
+                'examples/mcp_tools.py "Weather in Paris and in Atlantis? Show me a map of Paris."',
+                "Paris: sunny, 24°C (map attached). There is no weather station in Atlantis.",
+                "  step 2  tools  {ms}  +4 msg  get_forecast: success  get_forecast: error  "
+                "weather_map: success  station_report: success",
+            ),
+        ),
+        nodes=("agent", "tools"),
     ),
     "celery_workers.py": Session(
         (_run('examples/celery_workers.py "CI is flaky."', "Noted: CI is flaky."),),

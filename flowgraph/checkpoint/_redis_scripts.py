@@ -198,10 +198,10 @@ return gone
 # tag) but with its own expiry: the server's clock ends a lease nobody renews.
 
 ACQUIRE_LEASE: Final = """
--- KEYS: lease; ARGV: run owner lease_ms takeover
-local run = redis.call('HGET', KEYS[1], 'run')
-if run and run ~= ARGV[4] then
-  return {0, run, redis.call('HGET', KEYS[1], 'owner'), redis.call('PTTL', KEYS[1])}
+-- KEYS: lease; ARGV: run owner lease_ms dead_run dead_owner (the holder to take over, or '')
+local held = redis.call('HMGET', KEYS[1], 'run', 'owner')
+if held[1] and not (held[1] == ARGV[4] and held[2] == ARGV[5]) then
+  return {0, held[1], held[2], redis.call('PTTL', KEYS[1])}
 end
 redis.call('HSET', KEYS[1], 'run', ARGV[1], 'owner', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -209,16 +209,18 @@ return {1}
 """
 
 RENEW_LEASE: Final = """
--- KEYS: lease; ARGV: run lease_ms
-if redis.call('HGET', KEYS[1], 'run') == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+-- KEYS: lease; ARGV: run owner lease_ms
+local held = redis.call('HMGET', KEYS[1], 'run', 'owner')
+if held[1] == ARGV[1] and held[2] == ARGV[2] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[3])
 end
 return 0
 """
 
 RELEASE_LEASE: Final = """
--- KEYS: lease; ARGV: run
-if redis.call('HGET', KEYS[1], 'run') == ARGV[1] then
+-- KEYS: lease; ARGV: run owner
+local held = redis.call('HMGET', KEYS[1], 'run', 'owner')
+if held[1] == ARGV[1] and held[2] == ARGV[2] then
   return redis.call('DEL', KEYS[1])
 end
 return 0

@@ -235,24 +235,27 @@ class BaseCheckpointer(ABC):
         owner: str,
         lease_s: float,
         *,
-        takeover: str | None = None,
+        takeover: ThreadLease | None = None,
     ) -> ThreadLease | None:
-        """Take the thread for `run_id` for `lease_s` seconds, atomically; None when taken.
+        """Take the thread for `run_id` of `owner` for `lease_s` seconds, atomically.
 
-        Taken when the thread has no lease, its lease expired (by the store's
-        own clock where it has one), or it is held by run `takeover` (a holder
-        the caller found dead). Otherwise nothing changes and the live lease
-        that holds the thread is returned. A run never re-takes its own lease:
-        a second delivery of the same run is refused like any other run.
+        Returns None when taken: the thread had no lease, its lease expired
+        (by the store's own clock where it has one), or it is still exactly
+        `takeover` (the same run of the same owner: a holder the caller found
+        dead). Otherwise nothing changes and the live lease that holds the
+        thread is returned. A lease is matched by run *and* owner: a run id
+        can come back (a task queue delivering one run twice), a process
+        cannot. A run never re-takes its own lease: a second delivery of the
+        same run is refused like any other run.
         """
 
     @abstractmethod
-    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
-        """Push `run_id`'s lease `lease_s` seconds on; False if it no longer holds the thread."""
+    def renew_lease(self, thread_id: str, run_id: str, owner: str, lease_s: float) -> bool:
+        """Push the lease `lease_s` seconds on; False if `run_id` of `owner` no longer holds it."""
 
     @abstractmethod
-    def release_lease(self, thread_id: str, run_id: str) -> None:
-        """Give the thread back, if `run_id` still holds it (otherwise do nothing)."""
+    def release_lease(self, thread_id: str, run_id: str, owner: str) -> None:
+        """Give the thread back, if `run_id` of `owner` still holds it (else do nothing)."""
 
     @abstractmethod
     def read_lease(self, thread_id: str) -> ThreadLease | None:
@@ -328,14 +331,14 @@ class BaseCheckpointer(ABC):
         owner: str,
         lease_s: float,
         *,
-        takeover: str | None = None,
+        takeover: ThreadLease | None = None,
     ) -> ThreadLease | None:
         return await asyncio.to_thread(
             self.acquire_lease, thread_id, run_id, owner, lease_s, takeover=takeover
         )
 
-    async def arelease_lease(self, thread_id: str, run_id: str) -> None:
-        await asyncio.to_thread(self.release_lease, thread_id, run_id)
+    async def arelease_lease(self, thread_id: str, run_id: str, owner: str) -> None:
+        await asyncio.to_thread(self.release_lease, thread_id, run_id, owner)
 
     async def aread_lease(self, thread_id: str) -> ThreadLease | None:
         return await asyncio.to_thread(self.read_lease, thread_id)

@@ -142,29 +142,33 @@ class MemoryCheckpointer(BaseCheckpointer):
         owner: str,
         lease_s: float,
         *,
-        takeover: str | None = None,
+        takeover: ThreadLease | None = None,
     ) -> ThreadLease | None:
         now = time.monotonic()
         with self._lock:
             held = self._leases.get(thread_id)
-            if held is None or held[2] <= now or held[0] == takeover:
+            if (
+                held is None
+                or held[2] <= now
+                or (takeover is not None and held[:2] == (takeover.run_id, takeover.owner))
+            ):
                 self._leases[thread_id] = (run_id, owner, now + lease_s)
                 return None
             return self._lease(thread_id, held, now)
 
-    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
+    def renew_lease(self, thread_id: str, run_id: str, owner: str, lease_s: float) -> bool:
         now = time.monotonic()
         with self._lock:
             held = self._leases.get(thread_id)
-            if held is None or held[0] != run_id:
+            if held is None or held[:2] != (run_id, owner):
                 return False
-            self._leases[thread_id] = (run_id, held[1], now + lease_s)
+            self._leases[thread_id] = (run_id, owner, now + lease_s)
             return True
 
-    def release_lease(self, thread_id: str, run_id: str) -> None:
+    def release_lease(self, thread_id: str, run_id: str, owner: str) -> None:
         with self._lock:
             held = self._leases.get(thread_id)
-            if held is not None and held[0] == run_id:
+            if held is not None and held[:2] == (run_id, owner):
                 del self._leases[thread_id]
 
     def read_lease(self, thread_id: str) -> ThreadLease | None:
@@ -232,12 +236,12 @@ class MemoryCheckpointer(BaseCheckpointer):
         owner: str,
         lease_s: float,
         *,
-        takeover: str | None = None,
+        takeover: ThreadLease | None = None,
     ) -> ThreadLease | None:
         return self.acquire_lease(thread_id, run_id, owner, lease_s, takeover=takeover)
 
-    async def arelease_lease(self, thread_id: str, run_id: str) -> None:
-        self.release_lease(thread_id, run_id)
+    async def arelease_lease(self, thread_id: str, run_id: str, owner: str) -> None:
+        self.release_lease(thread_id, run_id, owner)
 
     async def aread_lease(self, thread_id: str) -> ThreadLease | None:
         return self.read_lease(thread_id)

@@ -358,14 +358,15 @@ class PostgresCheckpointer(BaseCheckpointer):
         owner: str,
         lease_s: float,
         *,
-        takeover: str | None = None,
+        takeover: ThreadLease | None = None,
     ) -> ThreadLease | None:
         params = {
             "thread": thread_id,
             "run": run_id,
             "owner": owner,
             "lease": lease_s,
-            "takeover": takeover,
+            "dead_run": takeover.run_id if takeover is not None else None,
+            "dead_owner": takeover.owner if takeover is not None else None,
         }
         while True:
             row = self._run(lambda conn: conn.execute(self._sql.acquire_lease, params).fetchone())
@@ -382,12 +383,13 @@ class PostgresCheckpointer(BaseCheckpointer):
                 )
             # the holder committed after this statement's snapshot was taken: ask again
 
-    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
-        params = {"thread": thread_id, "run": run_id, "lease": lease_s}
+    def renew_lease(self, thread_id: str, run_id: str, owner: str, lease_s: float) -> bool:
+        params = {"thread": thread_id, "run": run_id, "owner": owner, "lease": lease_s}
         return bool(self._run(lambda conn: conn.execute(self._sql.renew_lease, params).rowcount))
 
-    def release_lease(self, thread_id: str, run_id: str) -> None:
-        self._run(lambda conn: conn.execute(self._sql.release_lease, (thread_id, run_id)))
+    def release_lease(self, thread_id: str, run_id: str, owner: str) -> None:
+        params = (thread_id, run_id, owner)
+        self._run(lambda conn: conn.execute(self._sql.release_lease, params))
 
     def read_lease(self, thread_id: str) -> ThreadLease | None:
         row = self._run(lambda conn: conn.execute(self._sql.read_lease, (thread_id,)).fetchone())
@@ -513,16 +515,18 @@ class _Statements:
             f"VALUES (%(thread)s, %(run)s, %(owner)s, {expiry}) ON CONFLICT (thread_id) "
             "DO UPDATE SET run_id = excluded.run_id, owner = excluded.owner, "
             "expires_at = excluded.expires_at WHERE l.expires_at <= clock_timestamp() "
-            "OR l.run_id = %(takeover)s::text RETURNING 1) "
+            "OR (l.run_id = %(dead_run)s::text AND l.owner = %(dead_owner)s::text) RETURNING 1) "
             "SELECT (SELECT count(*) FROM taken), h.run_id, h.owner, "
             "extract(epoch FROM h.expires_at)::float8 "
             f"FROM (SELECT 1) AS one LEFT JOIN {leases} AS h ON h.thread_id = %(thread)s"
         )
         self.renew_lease = (
             f"UPDATE {leases} SET expires_at = {expiry} "
-            "WHERE thread_id = %(thread)s AND run_id = %(run)s"
+            "WHERE thread_id = %(thread)s AND run_id = %(run)s AND owner = %(owner)s"
         )
-        self.release_lease = f"DELETE FROM {leases} WHERE thread_id = %s AND run_id = %s"
+        self.release_lease = (
+            f"DELETE FROM {leases} WHERE thread_id = %s AND run_id = %s AND owner = %s"
+        )
         self.read_lease = (
             f"SELECT run_id, owner, extract(epoch FROM expires_at)::float8 FROM {leases} "
             "WHERE thread_id = %s AND expires_at > clock_timestamp()"

@@ -309,12 +309,11 @@ class RedisCheckpointer(BaseCheckpointer):
         owner: str,
         lease_s: float,
         *,
-        takeover: str | None = None,
+        takeover: ThreadLease | None = None,
     ) -> ThreadLease | None:
+        dead = [takeover.run_id, takeover.owner] if takeover is not None else ["", ""]
         reply = _ACQUIRE_LEASE(
-            self.client,
-            [self._lease_key(thread_id)],
-            [run_id, owner, _ms(lease_s), takeover if takeover is not None else ""],
+            self.client, [self._lease_key(thread_id)], [run_id, owner, _ms(lease_s), *dead]
         )
         if reply[0] == 1:
             return None
@@ -326,11 +325,12 @@ class RedisCheckpointer(BaseCheckpointer):
             expires_at=time.time() + max(int(left_ms), 0) / 1000,
         )
 
-    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
-        return bool(_RENEW_LEASE(self.client, [self._lease_key(thread_id)], [run_id, _ms(lease_s)]))
+    def renew_lease(self, thread_id: str, run_id: str, owner: str, lease_s: float) -> bool:
+        key = [self._lease_key(thread_id)]
+        return bool(_RENEW_LEASE(self.client, key, [run_id, owner, _ms(lease_s)]))
 
-    def release_lease(self, thread_id: str, run_id: str) -> None:
-        _RELEASE_LEASE(self.client, [self._lease_key(thread_id)], [run_id])
+    def release_lease(self, thread_id: str, run_id: str, owner: str) -> None:
+        _RELEASE_LEASE(self.client, [self._lease_key(thread_id)], [run_id, owner])
 
     def read_lease(self, thread_id: str) -> ThreadLease | None:
         key = self._lease_key(thread_id)

@@ -361,15 +361,16 @@ class SQLiteCheckpointer(BaseCheckpointer):
         owner: str,
         lease_s: float,
         *,
-        takeover: str | None = None,
+        takeover: ThreadLease | None = None,
     ) -> ThreadLease | None:
         now = time.time()
+        dead = (takeover.run_id, takeover.owner) if takeover is not None else (None, None)
         with self._write() as db:
             taken = db.execute(
                 "INSERT INTO leases (thread_id, run_id, owner, expires_at) VALUES (?1, ?2, ?3, ?4) "
                 "ON CONFLICT (thread_id) DO UPDATE SET run_id = ?2, owner = ?3, expires_at = ?4 "
-                "WHERE leases.expires_at <= ?5 OR leases.run_id = ?6",
-                (thread_id, run_id, owner, now + lease_s, now, takeover),
+                "WHERE leases.expires_at <= ?5 OR (leases.run_id = ?6 AND leases.owner = ?7)",
+                (thread_id, run_id, owner, now + lease_s, now, *dead),
             ).rowcount
             if taken:
                 return None
@@ -378,18 +379,22 @@ class SQLiteCheckpointer(BaseCheckpointer):
             ).fetchone()
         return ThreadLease(thread_id=thread_id, run_id=row[0], owner=row[1], expires_at=row[2])
 
-    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
+    def renew_lease(self, thread_id: str, run_id: str, owner: str, lease_s: float) -> bool:
         with self._write() as db:
             return bool(
                 db.execute(
-                    "UPDATE leases SET expires_at = ? WHERE thread_id = ? AND run_id = ?",
-                    (time.time() + lease_s, thread_id, run_id),
+                    "UPDATE leases SET expires_at = ? "
+                    "WHERE thread_id = ? AND run_id = ? AND owner = ?",
+                    (time.time() + lease_s, thread_id, run_id, owner),
                 ).rowcount
             )
 
-    def release_lease(self, thread_id: str, run_id: str) -> None:
+    def release_lease(self, thread_id: str, run_id: str, owner: str) -> None:
         with self._write() as db:
-            db.execute("DELETE FROM leases WHERE thread_id = ? AND run_id = ?", (thread_id, run_id))
+            db.execute(
+                "DELETE FROM leases WHERE thread_id = ? AND run_id = ? AND owner = ?",
+                (thread_id, run_id, owner),
+            )
 
     def read_lease(self, thread_id: str) -> ThreadLease | None:
         row = (

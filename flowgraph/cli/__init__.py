@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from flowgraph.cli._commands import COMMANDS
 from flowgraph.cli._errors import EXIT_ERROR, EXIT_USAGE, CliError
+from flowgraph.cli._mcp import add_mcp_parser, cmd_mcp
 from flowgraph.cli._run import Console
 from flowgraph.cli._store import open_store
 
@@ -122,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("app", metavar="APP", help=_APP_HELP)
     draw.add_argument("-o", "--output", metavar="OUT", required=True)
     draw.add_argument("--thread", metavar="ID", help="overlay the path this thread took")
+
+    add_mcp_parser(command("mcp", "serve apps as the tools of an MCP server (stdio or HTTP)"))
     return parser
 
 
@@ -136,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console = Console(quiet=getattr(args, "quiet", False))
         if args.command != "draw" or args.thread:
             store = open_store(args.db, must_exist=args.command in _READS or args.command == "draw")
-        return COMMANDS[args.command](args, store, console)
+        return {**COMMANDS, "mcp": cmd_mcp}[args.command](args, store, console)
     except KeyboardInterrupt:
         sys.stderr.write("flowgraph: interrupted\n")
         return 130

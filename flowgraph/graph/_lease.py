@@ -114,7 +114,9 @@ class _Registry:
 
 def _renew(lease: RunLease) -> None:
     try:
-        kept = lease.checkpointer.renew_lease(lease.thread_id, lease.run_id, lease.lease_s)
+        kept = lease.checkpointer.renew_lease(
+            lease.thread_id, lease.run_id, process_owner(), lease.lease_s
+        )
     except Exception:  # the store is unreachable now: try again at the next round
         lease.renewed_at = time.monotonic() - lease.lease_s / 6
         return
@@ -195,7 +197,7 @@ async def claim(
                 # cancelled (or failed) with the answer unknown: never leave the lease held
                 _registry.remove(lease)
                 with suppress(Exception):
-                    checkpointer.release_lease(thread_id, run_id)
+                    checkpointer.release_lease(thread_id, run_id, process_owner())
                 raise
             if holder_id is None:
                 _registry.started(lease)
@@ -239,7 +241,7 @@ async def _acquire(lease: RunLease, direct: bool) -> str | None:
     args = (lease.thread_id, lease.run_id, owner, lease.lease_s)
     holder = await _call(direct, store.acquire_lease, *args)
     if holder is not None and _is_dead(holder):
-        holder = await _call(direct, store.acquire_lease, *args, takeover=holder.run_id)
+        holder = await _call(direct, store.acquire_lease, *args, takeover=holder)
     return None if holder is None else holder.run_id
 
 
@@ -247,7 +249,13 @@ async def release(lease: RunLease, *, direct: bool = False) -> None:
     """Give the thread back (a lost lease is not ours to give back)."""
     _registry.remove(lease)
     if not lease.lost:
-        await _call(direct, lease.checkpointer.release_lease, lease.thread_id, lease.run_id)
+        await _call(
+            direct,
+            lease.checkpointer.release_lease,
+            lease.thread_id,
+            lease.run_id,
+            process_owner(),
+        )
 
 
 def active_run(checkpointer: BaseCheckpointer, thread_id: str) -> str | None:

@@ -3,6 +3,9 @@
 - `flowgraph.integrations.celery`: runs threads as Celery tasks, so any number
   of worker processes on any number of machines share one checkpoint store
   (`pip install 'flowgraph[celery]'`).
+- `flowgraph.integrations.mcp`: the tools of MCP servers as flowgraph tools
+  (`MCPClient`), and flowgraph apps as the tools of an MCP server
+  (`create_mcp_server`, `flowgraph mcp APP`) (`pip install 'flowgraph[mcp]'`).
 
 Nothing is imported here: `import flowgraph.integrations` never pulls in an
 optional dependency.

@@ -271,9 +271,9 @@ class ForkServer:
     SQLite connections and die by SIGKILL like any other.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, worker: Path = WORKER) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), "serve"],
+            [sys.executable, str(worker), "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

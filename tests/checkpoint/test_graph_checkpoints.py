@@ -1255,10 +1255,10 @@ class RaceOnFirstHead(BaseCheckpointer):
     def acquire_lease(self, *args: Any, **kwargs: Any) -> None:
         return None
 
-    def renew_lease(self, thread_id: str, run_id: str, lease_s: float) -> bool:
+    def renew_lease(self, thread_id: str, run_id: str, owner: str, lease_s: float) -> bool:
         return True
 
-    def release_lease(self, thread_id: str, run_id: str) -> None:
+    def release_lease(self, thread_id: str, run_id: str, owner: str) -> None:
         pass
 
     def read_lease(self, thread_id: str) -> None:

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from flowgraph.checkpoint._lease import owner_is_gone, process_owner
-from flowgraph.checkpoint.base import BaseCheckpointer
+from flowgraph.checkpoint.base import BaseCheckpointer, ThreadLease
 
 from .conftest import Backend, ThreadIds, close_quietly
 
@@ -53,12 +53,13 @@ def test_release_by_the_holder_frees_the_thread_and_by_another_run_does_nothing(
 ) -> None:
     t = tid()
     assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
-    checkpointer.release_lease(t, "run-b")
+    checkpointer.release_lease(t, "run-b", FOREIGN)
+    checkpointer.release_lease(t, "run-a", "me/1/2")  # the same run id, another process
     assert checkpointer.read_lease(t) is not None
-    checkpointer.release_lease(t, "run-a")
+    checkpointer.release_lease(t, "run-a", FOREIGN)
     assert checkpointer.read_lease(t) is None
     assert checkpointer.acquire_lease(t, "run-b", FOREIGN, 30.0) is None
-    checkpointer.release_lease(t, "run-a")  # not the holder any more: nothing happens
+    checkpointer.release_lease(t, "run-a", FOREIGN)  # not the holder any more: nothing happens
     lease = checkpointer.read_lease(t)
     assert lease is not None and lease.run_id == "run-b"
 
@@ -81,10 +82,11 @@ def test_renewal_keeps_the_lease_past_its_first_expiry(
     assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 0.4) is None
     for _ in range(4):
         time.sleep(0.2)
-        assert checkpointer.renew_lease(t, "run-a", 0.4)
+        assert checkpointer.renew_lease(t, "run-a", FOREIGN, 0.4)
     holder = checkpointer.acquire_lease(t, "run-b", FOREIGN, 0.4)
     assert holder is not None and holder.run_id == "run-a"
-    assert not checkpointer.renew_lease(t, "run-b", 0.4)  # not the holder: nothing renewed
+    assert not checkpointer.renew_lease(t, "run-b", FOREIGN, 0.4)  # not the holder
+    assert not checkpointer.renew_lease(t, "run-a", "me/1/2", 0.4)  # same run, other process
 
 
 def test_takeover_replaces_only_the_named_holder(
@@ -92,12 +94,32 @@ def test_takeover_replaces_only_the_named_holder(
 ) -> None:
     t = tid()
     assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
-    wrong = checkpointer.acquire_lease(t, "run-b", "me/1/2", 30.0, takeover="run-x")
+    held = checkpointer.read_lease(t)
+    assert held is not None
+    other_run = ThreadLease(thread_id=t, run_id="run-x", owner=FOREIGN, expires_at=0.0)
+    wrong = checkpointer.acquire_lease(t, "run-b", "me/1/2", 30.0, takeover=other_run)
     assert wrong is not None and wrong.run_id == "run-a"
-    assert checkpointer.acquire_lease(t, "run-b", "me/1/2", 30.0, takeover="run-a") is None
+    assert checkpointer.acquire_lease(t, "run-b", "me/1/2", 30.0, takeover=held) is None
     lease = checkpointer.read_lease(t)
     assert lease is not None and (lease.run_id, lease.owner) == ("run-b", "me/1/2")
-    assert not checkpointer.renew_lease(t, "run-a", 30.0)  # the old holder learns it lost
+    assert not checkpointer.renew_lease(t, "run-a", FOREIGN, 30.0)  # the old holder lost
+
+
+def test_takeover_of_a_run_id_now_held_by_another_process_is_refused(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    """Two rescuers of one dead holder: the second must not evict the first, which reuses
+    the dead run's id (a redelivered run keeps its id)."""
+    t = tid()
+    assert checkpointer.acquire_lease(t, "turn-3", "dead/1/1", 30.0) is None
+    dead = checkpointer.read_lease(t)
+    assert dead is not None
+    assert checkpointer.acquire_lease(t, "turn-3", "rescuer-1/2/2", 30.0, takeover=dead) is None
+    late = checkpointer.acquire_lease(t, "turn-3", "rescuer-2/3/3", 30.0, takeover=dead)
+    assert late is not None and late.owner == "rescuer-1/2/2"
+    checkpointer.release_lease(t, "turn-3", "dead/1/1")  # the dead one's release: no effect
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and lease.owner == "rescuer-1/2/2"
 
 
 def test_leases_of_two_threads_are_independent(
@@ -106,7 +128,7 @@ def test_leases_of_two_threads_are_independent(
     a, b = tid("a"), tid("b")
     assert checkpointer.acquire_lease(a, "run-a", FOREIGN, 30.0) is None
     assert checkpointer.acquire_lease(b, "run-b", FOREIGN, 30.0) is None
-    checkpointer.release_lease(a, "run-a")
+    checkpointer.release_lease(a, "run-a", FOREIGN)
     assert checkpointer.read_lease(a) is None
     lease = checkpointer.read_lease(b)
     assert lease is not None and lease.run_id == "run-b"
@@ -155,7 +177,7 @@ def test_async_twins_give_the_same_answers(checkpointer: BaseCheckpointer, tid: 
         assert holder is not None and holder.run_id == "run-a"
         read = await checkpointer.aread_lease(t)
         assert read is not None and read.run_id == "run-a"
-        await checkpointer.arelease_lease(t, "run-a")
+        await checkpointer.arelease_lease(t, "run-a", FOREIGN)
         assert await checkpointer.aread_lease(t) is None
 
     asyncio.run(scenario())

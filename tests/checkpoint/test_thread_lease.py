@@ -307,9 +307,7 @@ def test_a_run_that_lost_its_lease_stops_before_its_next_step(
         lease = checkpointer.read_lease(t)
         assert lease is not None
         # another process found this run dead and took the thread over
-        assert (
-            checkpointer.acquire_lease(t, "rescuer", FOREIGN, 60.0, takeover=lease.run_id) is None
-        )
+        assert checkpointer.acquire_lease(t, "rescuer", FOREIGN, 60.0, takeover=lease) is None
         # this process's keeper finds out at its next renewal
         for held in list(_registry.by_thread.values()):
             if held.thread_id == t:
