@@ -332,6 +332,12 @@ SESSIONS = {
                 "Booked Lisbon on Friday: window seat, vegetarian meal.",
                 '  step 1  agent  {ms}  +1 msg  {tokens}  calls recall({"query": "diet seat"})',
             ),
+            # --db names the checkpoints and the long-term store: another file knows nothing
+            _run(
+                'examples/remember_preferences.py "Book me a flight to Lisbon on Friday." '
+                "--db trip.db",
+                "Booked Lisbon on Friday: no saved preferences.",
+            ),
         ),
         nodes=("agent", "tools"),
     ),
