@@ -275,25 +275,7 @@ class CompiledGraph:
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
     ) -> Any:
-        """Run the graph and return the state (in the schema's type) where it stopped.
-
-        `input` is a dict of fields for a new step, None to resume the thread
-        after its last checkpoint, or `Command(resume=...)` to answer an
-        `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
-        A run on a thread another run is writing fails with ConcurrentRunError;
-        `wait=True` (or a number of seconds) waits its turn instead, among the
-        runs of this process. `run_id` names the run in its checkpoints' metadata
-        (default: a fresh id); a run whose id is already the thread's head's (a
-        task queue delivering the same run twice) does not apply its input again
-        but resumes the thread.
-
-        LangGraph's `config` dict is accepted too: `invoke(input, {"configurable":
-        {"thread_id": "1", ...}, "recursion_limit": 50})`; the caller's own
-        `configurable` values (also given as `configurable=`) reach nodes that
-        take a `config` parameter, and `context` those that take a `runtime`.
-        A run that paused at `interrupt()` returns its interrupts under
-        `"__interrupt__"` (see `with_interrupts`).
-        """
+        """`invoke` from async code: the same arguments, the same result."""
         options = self._options(
             thread_id=thread_id,
             checkpoint_id=checkpoint_id,

@@ -294,3 +294,33 @@ def test_a_tool_called_outside_a_run_gets_an_empty_config_and_runtime() -> None:
         return f"{config['configurable']} {runtime.context} {runtime.tool_call_id} {runtime.state}"
 
     assert describe.invoke({}, state={"n": 1}, tool_call_id="x") == "{} None x {'n': 1}"
+
+
+def test_a_subgraph_compiled_with_its_own_store_gives_its_nodes_that_one() -> None:
+    outer_store, inner_store = InMemoryStore(), InMemoryStore()
+    sub = StateGraph(Log)
+    sub.add_node("inner", lambda state, store: {"log": [f"inner own={store is inner_store}"]})
+    sub.add_edge(START, "inner")
+    parent = StateGraph(Log)
+    parent.add_node("sub", sub.compile(store=inner_store))
+    parent.add_node("after", lambda state, store: {"log": [f"after outer={store is outer_store}"]})
+    parent.add_edge(START, "sub")
+    parent.add_edge("sub", "after")
+    out = parent.compile(store=outer_store).invoke({"log": []})
+    assert out["log"] == ["inner own=True", "after outer=True"]
+
+
+def test_stream_takes_the_same_config() -> None:
+    def node(state: Log, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": [config["configurable"]["thread_id"]]}
+
+    app = one_node(node, checkpointer=MemoryCheckpointer())
+    parts = list(app.stream({"log": []}, {"configurable": {"thread_id": "s1"}}))
+    assert [p.data for p in parts] == [{"log": ["s1"]}]
+
+    async def collect() -> list[Any]:
+        config = {"configurable": {"thread_id": "s2"}}
+        return [p.data async for p in app.astream({"log": []}, config)]
+
+    assert asyncio.run(collect()) == [{"log": ["s2"]}]
+    assert app.get_state("s2").values["log"] == ["s2"]
