@@ -100,6 +100,15 @@ EXPECTED = {
         "  wrote persona_switch.svg",
         "  wrote persona_switch.path.html (path of thread 'review')",
     ],
+    "serve_agent.py": [
+        "  agent -> ['messages']",
+        "  __interrupt__ -> a pause",
+        "thread interrupted: Run these tool calls? [\"book_meeting({'who': 'Ada', "
+        "'when': 'Friday 10:00'})\"]",
+        "streamed 8 tokens: Done. Booked: Ada, Friday 10:00 (confirmation M-42).",
+        "thread idle, 4 messages, 5 checkpoints",
+        "runs: ['success', 'success']",
+    ],
     "from_langgraph.py": [
         "================================ Human Message =================================\n\n"
         "Where is my order 42?",
@@ -116,6 +125,16 @@ EXPECTED = {
         "[friday] agent > Booked Lisbon on Friday: window seat, vegetarian meal.",
         "'friday' holds 4 messages, none of 'monday'; the store in example.db:",
         "  ('users', 'ada', 'preferences') 'seat': {'topic': 'seat', 'preference': 'window seat'}",
+    ],
+    "traced_run.py": [
+        "invoke_agent weather_agent  thread=trip steps=3 tokens=24+10  (",
+        "  agent  step 1  (",
+        "    chat scripted  scripted finish=tool_calls tokens=6+4  (",
+        "    execute_tool get_weather  call_1_0  (",
+        "    execute_tool get_weather  call_1_1  ERROR LookupError: no weather station in Atlantis",
+        "agent > Found: sunny, 24°C. Unknown cities: 1.",
+        "The run span names the thread's head checkpoint (",
+        '        "gen_ai.response.finish_reasons": [\n            "tool_calls"\n        ],',
     ],
     "mcp_tools.py": [
         '  get_forecast: Today\'s forecast for a city, e.g. "Paris".',
@@ -392,6 +411,23 @@ SESSIONS = {
         ),
         nodes=("agent", "tools"),
     ),
+    "serve_agent.py": Session(
+        (
+            Call(
+                'flowgraph run examples/serve_agent.py "Book a meeting with Ada on Friday" '
+                "--thread ada",
+                code=3,
+                out="",
+                err=("  step 2  approve  paused  +0 msg", "  flowgraph resume ada --value JSON"),
+            ),
+            Call(
+                """flowgraph resume ada --value '"yes"'""",
+                out="Done. Booked: Ada, Friday 10:00 (confirmation M-42).\n",
+                err=("  step 3  tools  {ms}  +1 msg  book_meeting: success",),
+            ),
+        ),
+        nodes=("agent", "approve", "tools"),
+    ),
     "map_reduce.py": Session(
         (
             _run(
@@ -426,6 +462,20 @@ SESSIONS = {
             ),
         ),
         nodes=("triage", "persona", "agent", "tools"),
+    ),
+    "traced_run.py": Session(
+        (
+            _run(
+                'examples/traced_run.py "Weather in Paris and in Atlantis?"',
+                "Found: sunny, 24°C. Unknown cities: 1.",
+                "  step 2  tools  {ms}  +2 msg  get_weather: success  get_weather: error",
+                # the trace, printed to stderr when the run's span ends
+                "invoke_agent weather_agent  thread=",
+                "  tools  step 2  (",
+                "    execute_tool get_weather  call_1_1  ERROR LookupError: no weather station",
+            ),
+        ),
+        nodes=("agent", "tools"),
     ),
     "mcp_tools.py": Session(
         (

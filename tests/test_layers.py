@@ -18,6 +18,7 @@ LAYERS: dict[str, int] = {
     "flowgraph._ids": 0,
     "flowgraph._lazy": 0,
     "flowgraph._context": 0,
+    "flowgraph._hooks": 0,
     "flowgraph.messages": 1,
     "flowgraph.reducers": 2,
     "flowgraph.state": 2,

@@ -42,6 +42,7 @@ NOT_REEXPORTED = {
     "flowgraph.checkpoint": "§6 backends are imported from flowgraph.checkpoint (§9 lists §1-5, 7)",
     "flowgraph.cli": "the `flowgraph` command's entry point, not a library API",
     "flowgraph.integrations": "bridges to optional systems (Celery), imported by module name",
+    "flowgraph.server": "the HTTP server (an optional extra), imported by module name",
     "flowgraph.store": "§11 long-term store, imported from flowgraph.store like the checkpointers",
 }
 DESIGN_NAMES = {

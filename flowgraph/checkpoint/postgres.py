@@ -31,12 +31,7 @@ its own record at the head and succeeds.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
-import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -49,11 +44,15 @@ from flowgraph.checkpoint.base import (
     concurrent_run_error,
     kept_after_prune,
 )
-from flowgraph.errors import DeserializationError
 
 try:
-    import psycopg
-    from psycopg_pool import ConnectionPool
+    from flowgraph.checkpoint._pg import (
+        Conn,
+        ProcessPool,
+        apply_migrations,
+        check_schema_name,
+        migrate,
+    )
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         "PostgresCheckpointer needs psycopg 3 and psycopg_pool: pip install 'flowgraph[postgres]'"
@@ -62,7 +61,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 __all__ = ["SCHEMA_VERSION", "PostgresCheckpointer"]
 
 _T = TypeVar("_T")
-_Conn = psycopg.Connection[tuple[Any, ...]]
 
 _TABLES = ("threads", "checkpoints", "messages", "pending", "leases")
 """Table names after the `flowgraph_` prefix, inside the configured schema."""
@@ -108,22 +106,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema version this flowgraph writes; a store at a newer one is refused."""
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, created_at, base_id, payload"
-
-_live: weakref.WeakSet[PostgresCheckpointer] = weakref.WeakSet()
-_inherited_pools: list[object] = []
-"""Pools a forked child inherited from its parent: left alone until the child exits."""
-
-
-def _after_fork_in_child() -> None:
-    """A lock held by another thread of the parent at fork time would never be released."""
-    for store in list(_live):
-        store._lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _record(row: tuple[Any, ...]) -> CheckpointRecord:
@@ -160,29 +143,20 @@ class PostgresCheckpointer(BaseCheckpointer):
         timeout: float = 30.0,
         lease_s: float | None = None,
     ) -> None:
-        if not _IDENTIFIER.fullmatch(schema):
-            raise ValueError(
-                f"Schema name {schema!r} is not a plain identifier; use letters, digits and "
-                "underscores (at most 63, not starting with a digit)"
-            )
-        if not 0 <= min_size <= max_size or max_size < 1:
-            raise ValueError(
-                f"Pool sizes min_size={min_size}, max_size={max_size} are invalid; "
-                "need 0 <= min_size <= max_size and max_size >= 1"
-            )
+        check_schema_name(schema)
         self.dsn = dsn
         if lease_s is not None:
             self.lease_s = lease_s
         self.schema = schema
-        self.min_size = min_size
-        self.max_size = max_size
-        self.timeout = timeout
-        self._lock = threading.Lock()
-        self._pool: ConnectionPool[_Conn] | None = None
-        self._pid = 0
-        self._is_migrated = False
+        self._pool = ProcessPool(
+            dsn,
+            name=f"flowgraph-{schema}",
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            prepare=self.setup,
+        )
         self._sql = _Statements(f'"{schema}"')
-        _live.add(self)
 
     # -- schema ---------------------------------------------------------------------
 
@@ -192,116 +166,40 @@ class PostgresCheckpointer(BaseCheckpointer):
         Safe when several processes call it at once: an advisory lock lets
         one migrate while the others wait, then find the work done.
         """
-        with psycopg.connect(self.dsn, autocommit=True) as conn:
-            if self._stored_version(conn) < SCHEMA_VERSION:
-                with conn.transaction():  # the lock goes with it: safe behind a bouncer too
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(),))
-                    self._migrate(conn, self._stored_version(conn))
-        self._is_migrated = True
-
-    def _lock_key(self) -> int:
-        digest = hashlib.blake2b(f"flowgraph:{self.schema}".encode(), digest_size=8).digest()
-        return int.from_bytes(digest, "big", signed=True)
-
-    def _stored_version(self, conn: _Conn) -> int:
-        """The schema's version (0: no tables yet); a newer one than ours is an error."""
-        # A query on pg_class, not to_regclass(): after waiting for the lock, the
-        # session's catalog cache may still say "no such table" (the winner's commit
-        # is not yet taken in), while a query sees every committed row.
-        found = conn.execute(
-            "SELECT 1 FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n "
-            "ON n.oid = c.relnamespace WHERE n.nspname = %s "
-            "AND c.relname = 'flowgraph_schema_version'",
-            (self.schema,),
-        ).fetchone()
-        if found is None:
-            return 0
-        row = conn.execute(
-            f'SELECT coalesce(max(version), 0) FROM "{self.schema}".flowgraph_schema_version'
-        ).fetchone()
-        version = int(row[0]) if row is not None else 0
-        if version > SCHEMA_VERSION:
-            raise DeserializationError(
-                f"Schema {self.schema!r} was migrated by a newer flowgraph (schema version "
-                f"{version}; this one knows {SCHEMA_VERSION}); upgrade flowgraph to use it"
-            )
-        return version
-
-    def _migrate(self, conn: _Conn, version: int, target: int = SCHEMA_VERSION) -> None:
-        """Apply migrations `version + 1 .. target` inside the caller's transaction."""
-        s = f'"{self.schema}"'
-        exists = conn.execute(
-            "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
-        ).fetchone()
-        if exists is None:  # CREATE SCHEMA IF NOT EXISTS needs CREATE on the database
-            conn.execute(f"CREATE SCHEMA {s}")
-        conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {s}.flowgraph_schema_version ("
-            "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        migrate(
+            self.dsn,
+            self.schema,
+            table="flowgraph_schema_version",
+            migrations=_MIGRATIONS,
+            what="checkpoints",
+            lock=f"flowgraph:{self.schema}",
         )
-        for number in range(version + 1, target + 1):
-            for statement in _MIGRATIONS[number - 1]:
-                conn.execute(statement.format(s=s))
-            conn.execute(
-                f"INSERT INTO {s}.flowgraph_schema_version (version) VALUES (%s)", (number,)
-            )
+        self._pool.prepared = True
+
+    def _migrate(self, conn: Conn, version: int, target: int = SCHEMA_VERSION) -> None:
+        """Apply migrations `version + 1 .. target` inside the caller's transaction."""
+        table = "flowgraph_schema_version"
+        apply_migrations(conn, self.schema, table, _MIGRATIONS, version, target)
 
     # -- connections ----------------------------------------------------------------
 
-    def _ready_pool(self) -> ConnectionPool[_Conn]:
-        """This process's pool, migrating the schema and opening the pool on first use."""
-        pool = self._pool
-        if pool is not None and self._pid == os.getpid():
-            return pool
-        with self._lock:
-            pid = os.getpid()
-            if self._pool is not None and self._pid != pid:
-                # The parent's: kept referenced, never used nor closed here, so that
-                # neither its sockets nor its (copied, maybe held) locks are touched.
-                _inherited_pools.append(self._pool)
-                self._pool = None
-            if self._pool is None:
-                if not self._is_migrated:
-                    self.setup()
-                self._pool = ConnectionPool(
-                    self.dsn,
-                    min_size=self.min_size,
-                    max_size=self.max_size,
-                    timeout=self.timeout,
-                    kwargs={"autocommit": True},
-                    name=f"flowgraph-{self.schema}",
-                    open=True,
-                )
-                self._pid = pid
-            return self._pool
+    @property
+    def min_size(self) -> int:
+        return self._pool.min_size
 
-    def _run(self, work: Callable[[_Conn], _T]) -> _T:
-        """Run `work` on a pooled connection; on another one if that one turns out dead.
+    @property
+    def max_size(self) -> int:
+        return self._pool.max_size
 
-        A restart or a killed backend leaves dead connections in the pool, and
-        a backend being terminated may still answer a health check. The pool
-        drops a broken connection when it comes back, so each failed attempt
-        removes one: `max_size + 1` attempts always reach a live or new one.
-        """
-        pool = self._ready_pool()
-        attempts = self.max_size + 1
-        for attempt in range(1, attempts + 1):
-            with pool.connection() as conn:
-                try:
-                    return work(conn)
-                except psycopg.OperationalError:
-                    if attempt == attempts or not conn.broken:
-                        raise
-        raise AssertionError("unreachable")  # pragma: no cover
+    @property
+    def timeout(self) -> float:
+        return self._pool.timeout
+
+    def _run(self, work: Callable[[Conn], _T]) -> _T:
+        return self._pool.run(work)
 
     def close(self) -> None:
-        with self._lock:
-            pool, self._pool = self._pool, None
-            if pool is not None and self._pid != os.getpid():
-                _inherited_pools.append(pool)  # a parent's: closing it would hang up on it
-                pool = None
-        if pool is not None:
-            pool.close()
+        self._pool.close()
 
     # -- writing ------------------------------------------------------------------
 
@@ -329,7 +227,7 @@ class PostgresCheckpointer(BaseCheckpointer):
         }
         query = self._sql.put_new if expected_head is None else self._sql.put_next
 
-        def write(conn: _Conn) -> bool:
+        def write(conn: Conn) -> bool:
             row = conn.execute(query, params).fetchone()
             return row is not None and row[0] == 1
 
@@ -457,7 +355,7 @@ class PostgresCheckpointer(BaseCheckpointer):
     # -- housekeeping -------------------------------------------------------------
 
     def delete_thread(self, thread_id: str) -> None:
-        def work(conn: _Conn) -> None:
+        def work(conn: Conn) -> None:
             with conn.transaction():
                 # the thread's row first, as put and prune lock it: no deadlock with them
                 conn.execute(self._sql.delete_head, (thread_id,))
@@ -466,7 +364,7 @@ class PostgresCheckpointer(BaseCheckpointer):
         self._run(work)
 
     def prune(self, thread_id: str, keep_last: int) -> int:
-        def work(conn: _Conn) -> int:
+        def work(conn: Conn) -> int:
             with conn.transaction():
                 # lock the thread's row: a put waits, so the head cannot move meanwhile
                 row = conn.execute(self._sql.head_for_update, (thread_id,)).fetchone()
@@ -494,7 +392,7 @@ class PostgresCheckpointer(BaseCheckpointer):
         reusable for new checkpoints; the files just do not shrink.
         """
 
-        def work(conn: _Conn) -> None:
+        def work(conn: Conn) -> None:
             for table in _TABLES:
                 conn.execute(f'VACUUM (FULL, ANALYZE) "{self.schema}".flowgraph_{table}')
 

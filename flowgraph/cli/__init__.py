@@ -22,6 +22,7 @@ from flowgraph.cli._commands import COMMANDS
 from flowgraph.cli._errors import EXIT_ERROR, EXIT_USAGE, CliError
 from flowgraph.cli._mcp import add_mcp_parser, cmd_mcp
 from flowgraph.cli._run import Console
+from flowgraph.cli._serve import add_serve_parser, cmd_serve
 from flowgraph.cli._store import open_store
 
 __all__ = ["main"]
@@ -124,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("-o", "--output", metavar="OUT", required=True)
     draw.add_argument("--thread", metavar="ID", help="overlay the path this thread took")
 
+    add_serve_parser(command("serve", "serve apps over HTTP (the LangGraph Server API)"))
     add_mcp_parser(command("mcp", "serve apps as the tools of an MCP server (stdio or HTTP)"))
     return parser
 
@@ -139,7 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         console = Console(quiet=getattr(args, "quiet", False))
         if args.command != "draw" or args.thread:
             store = open_store(args.db, must_exist=args.command in _READS or args.command == "draw")
-        return {**COMMANDS, "mcp": cmd_mcp}[args.command](args, store, console)
+        commands = {**COMMANDS, "mcp": cmd_mcp, "serve": cmd_serve}
+        return commands[args.command](args, store, console)
     except KeyboardInterrupt:
         sys.stderr.write("flowgraph: interrupted\n")
         return 130

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 from flowgraph.cli._errors import CliError, UsageError
 from flowgraph.graph import CompiledGraph, StateGraph
 
-__all__ = ["LoadedApp", "load_app"]
+__all__ = ["LoadedApp", "load_app", "named_spec"]
 
 DEFAULT_NAME = "app"
 
@@ -235,3 +236,23 @@ def load_app(spec: str) -> LoadedApp:
         where = canonical = target
     name, value = _attribute(module, name, where)
     return LoadedApp(_as_app(value, f"{where}:{name}"), f"{canonical}:{name}")
+
+
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def named_spec(spec: str) -> tuple[str, str]:
+    """(name, app spec) of `NAME=APP`, as `serve` and `mcp` take apps.
+
+    Without `NAME=`: the app's NAME after ':', else the file's stem or the
+    module's last name.
+    """
+    head, sep, rest = spec.partition("=")
+    if sep and _NAME.fullmatch(head) and rest:
+        return head, rest
+    target, colon, name = spec.rpartition(":")
+    if colon and target and name.replace(".", "").isidentifier():
+        return name.split(".")[-1], spec
+    if _is_file(spec):
+        return Path(spec).stem, spec
+    return spec.rsplit(".", 1)[-1], spec

@@ -12,10 +12,9 @@ import argparse
 import contextlib
 import re
 import sys
-from pathlib import Path
 
 from flowgraph.cli._errors import CliError, UsageError
-from flowgraph.cli._loader import load_app
+from flowgraph.cli._loader import load_app, named_spec
 from flowgraph.cli._run import Console
 from flowgraph.cli._store import Store
 from flowgraph.graph import CompiledGraph
@@ -23,19 +22,9 @@ from flowgraph.graph import CompiledGraph
 __all__ = ["add_mcp_parser", "cmd_mcp", "tool_name_of"]
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-
-
-def tool_name_of(spec: str) -> tuple[str, str]:
-    """(tool name, app spec) of `NAME=APP`; without NAME: the app's NAME, file stem or module."""
-    head, sep, rest = spec.partition("=")
-    if sep and _NAME.fullmatch(head) and rest:
-        return head, rest
-    target, colon, name = spec.rpartition(":")
-    if colon and target and name.replace(".", "").isidentifier():
-        return name.split(".")[-1], spec
-    if spec.endswith(".py") or "/" in spec or Path(spec).exists():
-        return Path(spec).stem, spec
-    return spec.rsplit(".", 1)[-1], spec
+"""What MCP accepts as a tool name."""
+tool_name_of = named_spec
+"""(tool name, app spec) of `NAME=APP`; without NAME: the app's NAME, file stem or module."""
 
 
 def add_mcp_parser(command: argparse.ArgumentParser) -> None:

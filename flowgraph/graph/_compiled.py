@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import BaseModel
 
+import flowgraph._hooks as _hooks
 from flowgraph._context import (
     RunUsage,
     bind_store,
@@ -215,6 +216,20 @@ class CompiledGraph:
         return options.inline_sync or getattr(self.checkpointer, "is_nonblocking", False)
 
     async def _run(self, input: Any, options: RunOptions) -> Run:
+        """One run, watched by the observer (tracing) when one is set."""
+        observer = _hooks.observer
+        if observer is None:
+            return await self._leased_run(input, options)
+        seen = observer.run_started(self.name, options.thread_id, options.run_id)
+        try:
+            run = await self._leased_run(input, options)
+        except BaseException as exc:
+            seen.end(error=exc)
+            raise
+        seen.end(run)
+        return run
+
+    async def _leased_run(self, input: Any, options: RunOptions) -> Run:
         """One run, holding its thread's lease (if it has a thread) from start to end.
 
         The run's store and config reach its nodes through context variables,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import flowgraph._hooks as _hooks
 from flowgraph._context import RunUsage, TaskMemo, TaskScope, current_task, message_id_factory
 from flowgraph._ids import StepIds
 from flowgraph.errors import GraphRecursionError, GraphValidationError, InvalidUpdateError
@@ -234,6 +235,8 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
                 scope.memo.calls.clear()
             # every attempt numbers its messages from the start: a retry re-emits the same ids
             ids = message_id_factory.set(StepIds(run.scope, step, task.index))
+            observer = _hooks.observer
+            seen = None if observer is None else _watch(observer, run, scope, attempt)
             try:
                 # the common cases inline: no extra coroutine per task
                 if spec.is_async:
@@ -245,12 +248,20 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
                 else:
                     out = await _call(spec.fn, arg, is_async=False, inline=False)
                 result = _result(engine, task, out)
+                if seen is not None:
+                    seen.end(result)
                 break
             except Exception as exc:
+                if seen is not None:
+                    seen.end(error=exc)
                 policy = spec.retry
                 if policy is None or attempt >= policy.max_attempts or not policy.should_retry(exc):
                     raise
                 await asyncio.sleep(policy.delay(attempt, exc))
+            except BaseException as exc:  # a pause (interrupt()) or a cancellation
+                if seen is not None:
+                    seen.end(error=exc)
+                raise
             finally:
                 message_id_factory.reset(ids)
     except Exception as exc:
@@ -274,6 +285,13 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             {"event": "end", "task": task.index, "duration": time.perf_counter() - started},
         )
     return result
+
+
+def _watch(
+    observer: _hooks.Observer, run: Run, scope: TaskScope, attempt: int
+) -> _hooks.Observation:
+    """Tell the observer a task attempt starts, reading the checkpoint its state comes from."""
+    return observer.node_started(scope, attempt, run.saver.cursor.head if run.saver else None)
 
 
 def _plain_memo(scope: TaskScope) -> TaskMemo:

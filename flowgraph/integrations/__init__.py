@@ -6,6 +6,9 @@
 - `flowgraph.integrations.mcp`: the tools of MCP servers as flowgraph tools
   (`MCPClient`), and flowgraph apps as the tools of an MCP server
   (`create_mcp_server`, `flowgraph mcp APP`) (`pip install 'flowgraph[mcp]'`).
+- `flowgraph.integrations.opentelemetry`: traces runs, node steps, model and
+  tool calls as OpenTelemetry spans with the GenAI semantic conventions
+  (`pip install 'flowgraph[otel]'`).
 
 Nothing is imported here: `import flowgraph.integrations` never pulls in an
 optional dependency.

@@ -19,6 +19,10 @@ adds nothing of its own but what makes redelivery exact:
   in its checkpoints' metadata. A delivery whose run is already in the
   thread does not apply its input again: it resumes the thread (a no-op
   when the run finished) and returns the state.
+- Traced (`flowgraph.integrations.opentelemetry.instrument()` in both
+  processes), `enqueue_run` sends the current trace context along in the
+  task's `trace_context` argument, and the worker's run continues that trace:
+  its `invoke_agent` span is a child of the span that enqueued it.
 
 Celery ships no type hints, so its objects are typed `Any` here; nothing in
 this module imports celery, which the caller's app has already done.
@@ -33,8 +37,10 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+import flowgraph._hooks as _hooks
 from flowgraph.checkpoint import BaseCheckpointer, open_checkpointer
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph import Command, CompiledGraph, StateGraph
@@ -221,24 +227,34 @@ def make_thread_task(
         input: Mapping[str, Any] | None = None,
         run_id: str | None = None,
         enqueued_at: float | None = None,
+        trace_context: Mapping[str, str] | None = None,
         **resume: Any,
     ) -> dict[str, Any]:
         since = None if enqueued_at is None else enqueued_at - clock_skew
         try:
-            return run_thread(
-                app_of_this_process(),
-                thread_id,
-                input,
-                run_id=run_id or self.request.id,
-                since=since,
-                **resume,
-            )
+            with _continued(trace_context):
+                return run_thread(
+                    app_of_this_process(),
+                    thread_id,
+                    input,
+                    run_id=run_id or self.request.id,
+                    since=since,
+                    **resume,
+                )
         except ConcurrentRunError as exc:
             delay = min(retry_delay * 2 ** min(self.request.retries, 16), max_retry_delay)
             raise self.retry(exc=exc, countdown=delay * random.uniform(0.5, 1.5)) from exc
 
     run.__doc__ = f"Run a thread of {graph!r}: (thread_id, input=None, run_id=None, resume=...)."
     return celery_app.task(name=name, bind=True, **options)(run)
+
+
+def _continued(carrier: Mapping[str, str] | None) -> AbstractContextManager[None]:
+    """The trace the run was enqueued in, continued here when this worker traces runs."""
+    observer = _hooks.observer
+    if observer is None or not carrier:
+        return nullcontext()
+    return observer.continued(carrier)
 
 
 _NOTHING: Any = object()
@@ -260,7 +276,8 @@ def enqueue_run(
     answers an interrupt. `run_id` (default: a fresh id) is also the Celery
     task id, so the caller can find the run's result and its checkpoints;
     enqueueing the same `run_id` twice still applies its input once.
-    `send_options` go to `apply_async` (queue, countdown, ...).
+    `send_options` go to `apply_async` (queue, countdown, ...). When runs are
+    traced, the current trace context travels along (`trace_context`).
     """
     run_id = run_id or uuid.uuid4().hex
     kwargs: dict[str, Any] = {
@@ -271,4 +288,8 @@ def enqueue_run(
     }
     if resume is not _NOTHING:
         kwargs["resume"] = resume
+    observer = _hooks.observer
+    carrier = observer.carrier() if observer is not None else None
+    if carrier:
+        kwargs["trace_context"] = carrier
     return task.apply_async(kwargs=kwargs, task_id=run_id, **send_options)

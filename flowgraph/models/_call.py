@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequen
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
+import flowgraph._hooks as _hooks
 from flowgraph._context import charge_model_call, current_task, emit, record_tokens
 from flowgraph._ids import new_message_id
 from flowgraph.errors import InvalidMessageError
@@ -288,6 +289,7 @@ class CallSession:
         "in_run",
         "listeners",
         "reply_id",
+        "seen",
         "started",
         "state",
     )
@@ -312,6 +314,8 @@ class CallSession:
             provider, call.model, call.messages, call.tools, call.options, call.stream
         )
         _notify(listeners, "on_request", self.event)
+        observer = _hooks.observer
+        self.seen = None if observer is None else observer.model_started(provider, call)
         self.started = time.perf_counter()
 
     def on_chunk(self, chunk: AIMessageChunk) -> AIMessageChunk:
@@ -361,10 +365,20 @@ class CallSession:
         )
         if self.handler is not None:
             self.handler.on_complete_response(message)
+        if self.seen is not None:
+            self.seen.end(message)
         return trailing, message
 
-    def fail(self, error: Exception) -> None:
-        """Tell listeners and the handler that the call failed (the caller re-raises)."""
+    def fail(self, error: BaseException) -> None:
+        """Tell listeners and the handler that the call failed (the caller re-raises).
+
+        A call cancelled, or a stream its reader left (GeneratorExit), only
+        ends the observer's watch: for listeners and handlers it did not fail.
+        """
+        if self.seen is not None:
+            self.seen.end(error=error)
+        if not isinstance(error, Exception):
+            return
         _notify(
             self.listeners,
             "on_error",
@@ -448,7 +462,7 @@ class BaseChatModel(ABC):
             for chunk in run_sync(self._source(session.call, session.state), self._connections):
                 session.on_chunk(chunk)
             return session.complete()[1]
-        except Exception as exc:
+        except BaseException as exc:
             session.fail(exc)
             raise
 
@@ -467,7 +481,7 @@ class BaseChatModel(ABC):
             async for chunk in run_async(source, self._async_connections):
                 session.on_chunk(chunk)
             return session.complete()[1]
-        except Exception as exc:
+        except BaseException as exc:
             session.fail(exc)
             raise
 
@@ -487,7 +501,7 @@ class BaseChatModel(ABC):
             trailing = session.complete()[0]
             if trailing is not None:
                 yield trailing
-        except Exception as exc:
+        except BaseException as exc:
             session.fail(exc)
             raise
 
@@ -508,7 +522,7 @@ class BaseChatModel(ABC):
             trailing = session.complete()[0]
             if trailing is not None:
                 yield trailing
-        except Exception as exc:
+        except BaseException as exc:
             session.fail(exc)
             raise
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+import flowgraph._hooks as _hooks
 from flowgraph._context import charge_tool_calls
 from flowgraph.errors import BudgetExceededError, InvalidUpdateError, ToolError
 from flowgraph.graph import Command
@@ -236,6 +237,38 @@ class ToolNode:
         return message
 
     async def _run(self, call: ToolCall, state: Any) -> ToolMessage | Command[Any]:
+        """The call, watched by the observer (tracing) when one is set."""
+        observer = _hooks.observer
+        if observer is None:
+            return await self._execute(call, state)
+        seen = observer.tool_started(call, self.tools.get(call.name))
+        try:
+            message = await self._execute(call, state)
+        except _Failure as failure:
+            seen.end(error=failure.cause or ToolError(failure.text, tool_name=call.name))
+            raise
+        except BaseException as exc:
+            seen.end(error=exc)
+            raise
+        seen.end(message if isinstance(message, ToolMessage) else self._reply_in(message, call))
+        return message
+
+    def _reply_in(self, command: Command[Any], call: ToolCall) -> ToolMessage:
+        """A tool's Command as its call's result for an observer: the ToolMessage in its
+        update that answers the call (a handoff may have none: then a note of the Command)."""
+        try:
+            for key, value in _pairs(command.update, call.name):
+                if key == self.messages_key:
+                    for message in coerce_messages(value):
+                        if isinstance(message, ToolMessage) and message.tool_call_id == call.id:
+                            return message
+        except (InvalidUpdateError, ValueError):
+            pass  # a malformed update fails the node after this, with its own error
+        return ToolMessage(
+            content=f"Command(goto={command.goto!r})", tool_call_id=call.id, name=call.name
+        )
+
+    async def _execute(self, call: ToolCall, state: Any) -> ToolMessage | Command[Any]:
         tool = self.tools.get(call.name)
         if tool is None:
             available = ", ".join(sorted(self.tools)) or "none"

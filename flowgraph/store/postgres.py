@@ -21,30 +21,21 @@ twins run the same code in a worker thread (STYLE: one logic).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
-import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from flowgraph.errors import DeserializationError
 from flowgraph.store._filter import Condition
 from flowgraph.store.base import BaseStore, NewRow, Row, prefix_range
 
 try:
-    import psycopg
-    from psycopg_pool import ConnectionPool
+    from flowgraph.checkpoint._pg import Conn, ProcessPool, check_schema_name, migrate
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         "PostgresStore needs psycopg 3 and psycopg_pool: pip install 'flowgraph[postgres]'"
     ) from exc
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
-
-_T = TypeVar("_T")
-_Conn = psycopg.Connection[tuple[Any, ...]]
 
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # 1: the items; "C" collation: namespaces and keys sort by code point, as elsewhere
@@ -67,11 +58,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The store schema version this flowgraph writes; a newer one is refused."""
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _LIVE = "(expires_at IS NULL OR expires_at > %s)"
 _SQL_OPS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
-_inherited_pools: list[object] = []
-"""Pools a forked child inherited from its parent: never used nor closed by the child."""
 
 
 def _json(value: Any) -> str:
@@ -143,27 +131,19 @@ class PostgresStore(BaseStore):
         timeout: float = 30.0,
         **options: Any,
     ) -> None:
-        if not _IDENTIFIER.fullmatch(schema):
-            raise ValueError(
-                f"Schema name {schema!r} is not a plain identifier; use letters, digits and "
-                "underscores (at most 63, not starting with a digit)"
-            )
-        if not 0 <= min_size <= max_size or max_size < 1:
-            raise ValueError(
-                f"Pool sizes min_size={min_size}, max_size={max_size} are invalid; "
-                "need 0 <= min_size <= max_size and max_size >= 1"
-            )
+        check_schema_name(schema)
         super().__init__(**options)
         self.dsn = dsn
         self.schema = schema
-        self.min_size = min_size
-        self.max_size = max_size
-        self.timeout = timeout
         self._table = f'"{schema}".flowgraph_store'
-        self._lock = threading.Lock()
-        self._pool: ConnectionPool[_Conn] | None = None
-        self._pid = 0
-        self._is_migrated = False
+        self._pool = ProcessPool(
+            dsn,
+            name=f"flowgraph-store-{schema}",
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            prepare=self.setup,
+        )
 
     # -- schema -----------------------------------------------------------------------
 
@@ -173,93 +153,27 @@ class PostgresStore(BaseStore):
         Several processes may call it at once: an advisory lock lets one
         migrate while the others wait, then find the work done.
         """
-        s = f'"{self.schema}"'
-        digest = hashlib.blake2b(f"flowgraph-store:{self.schema}".encode(), digest_size=8)
-        with psycopg.connect(self.dsn, autocommit=True) as conn, conn.transaction():
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(%s)",
-                (int.from_bytes(digest.digest(), "big", signed=True),),
-            )
-            known = conn.execute(
-                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
-            ).fetchone()
-            if known is None:  # CREATE SCHEMA IF NOT EXISTS needs CREATE on the database
-                conn.execute(f"CREATE SCHEMA {s}")
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {s}.flowgraph_store_schema_version ("
-                "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            row = conn.execute(
-                f"SELECT coalesce(max(version), 0) FROM {s}.flowgraph_store_schema_version"
-            ).fetchone()
-            version = int(row[0]) if row is not None else 0
-            if version > SCHEMA_VERSION:
-                raise DeserializationError(
-                    f"The store in schema {self.schema!r} was written by a newer flowgraph "
-                    f"(store schema {version}; this one knows {SCHEMA_VERSION}); upgrade "
-                    "flowgraph to use it"
-                )
-            for number in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[number - 1]:
-                    conn.execute(statement.format(s=s))
-                conn.execute(
-                    f"INSERT INTO {s}.flowgraph_store_schema_version (version) VALUES (%s)",
-                    (number,),
-                )
-        self._is_migrated = True
+        migrate(
+            self.dsn,
+            self.schema,
+            table="flowgraph_store_schema_version",
+            migrations=_MIGRATIONS,
+            what="a store",
+            lock=f"flowgraph-store:{self.schema}",
+        )
+        self._pool.prepared = True
 
     # -- connections ------------------------------------------------------------------
 
-    def _ready_pool(self) -> ConnectionPool[_Conn]:
-        pool = self._pool
-        if pool is not None and self._pid == os.getpid():
-            return pool
-        with self._lock:
-            if self._pool is not None and self._pid != os.getpid():
-                _inherited_pools.append(self._pool)  # the parent's: its sockets stay its own
-                self._pool = None
-            if self._pool is None:
-                if not self._is_migrated:
-                    self.setup()
-                self._pool = ConnectionPool(
-                    self.dsn,
-                    min_size=self.min_size,
-                    max_size=self.max_size,
-                    timeout=self.timeout,
-                    kwargs={"autocommit": True},
-                    name=f"flowgraph-store-{self.schema}",
-                    open=True,
-                )
-                self._pid = os.getpid()
-            return self._pool
-
-    def _run(self, work: Callable[[_Conn], _T]) -> _T:
-        """Run `work` on a pooled connection, again on another if that one was dead."""
-        pool = self._ready_pool()
-        for attempt in range(self.max_size + 1):
-            with pool.connection() as conn:
-                try:
-                    return work(conn)
-                except psycopg.OperationalError:
-                    if attempt == self.max_size or not conn.broken:
-                        raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
     def _query(self, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        def work(conn: _Conn) -> list[tuple[Any, ...]]:
+        def work(conn: Conn) -> list[tuple[Any, ...]]:
             cursor = conn.execute(sql, params)
             return cursor.fetchall() if cursor.description else []
 
-        return self._run(work)
+        return self._pool.run(work)
 
     def close(self) -> None:
-        with self._lock:
-            pool, self._pool = self._pool, None
-            if pool is not None and self._pid != os.getpid():
-                _inherited_pools.append(pool)
-                pool = None
-        if pool is not None:
-            pool.close()
+        self._pool.close()
 
     # -- primitives -------------------------------------------------------------------
 
@@ -345,9 +259,9 @@ class PostgresStore(BaseStore):
         return [str(r[0]) for r in rows]
 
     def _sweep(self, now: float) -> int:
-        def work(conn: _Conn) -> int:
+        def work(conn: Conn) -> int:
             return conn.execute(
                 f"DELETE FROM {self._table} WHERE expires_at <= %s", (now,)
             ).rowcount
 
-        return self._run(work)
+        return self._pool.run(work)

@@ -249,6 +249,10 @@ def test_racing_processes_one_proceeds_the_others_fail_fast_without_a_trace(
     refused = [p[2].split() for p in lines if p[1] == "REFUSED"]
     assert len(won) == 1 and len(refused) == children - 1, lines
     assert all(float(seconds) < hold / 2 for _, seconds, _ in refused), refused  # fast
+    holders = {holder for _, _, holder in refused}
+    assert len(holders) == 1 and "None" not in holders  # each refusal names the winner's run
+    slowest = max(float(seconds) for _, seconds, _ in refused)
+    print(f"\n{backend.name}: {children} racers, refused within {slowest * 1000:.1f} ms")
     ran = [detail for _, event, _, detail in read_log(log_path) if event == "node"]
     assert ran == [f"race {won[0]}"]  # no loser's node ran
     store = backend.make()

@@ -526,3 +526,41 @@ def test_a_tool_command_is_not_run_again_on_resume_after_a_sibling_failed(
         ("ai", "Seat 12A is yours."),
     ]
     assert [m.name for m in out.messages[2:4]] == ["book", "charge_card"]
+
+
+def test_an_error_result_is_not_kept_and_its_call_runs_again_on_retry() -> None:
+    """handle_errors=True turns a failure into a result the model reads; it is not stored
+    by once, so a retry of the node (for another reason) tries the call again."""
+    tries: list[str] = []
+
+    @tool
+    def flaky(q: str) -> str:
+        """Sometimes fails."""
+        tries.append(q)
+        if len(tries) == 1:
+            raise RuntimeError("first try fails")
+        return f"ok {q}"
+
+    tool_node = ToolNode([flaky])
+    attempts: list[int] = []
+
+    async def tools(state: MessagesState) -> dict[str, Any]:
+        out = await tool_node(state)
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise RuntimeError("something after the tools failed")
+        return out
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        call = ToolCall(id="call_1", name="flaky", args={"q": "x"})
+        return {"messages": [AIMessage("", tool_calls=[call])]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_node("tools", tools, retry=NO_WAIT)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", "tools")
+    g.add_edge("tools", END)
+    out = g.compile().invoke({"messages": [HumanMessage("go")]})
+    assert tries == ["x", "x"]
+    assert tool_results(out) == [("call_1", "ok x")]

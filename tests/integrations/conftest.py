@@ -1,5 +1,6 @@
-"""Real MCP servers for the integration tests: processes over stdio and streamable HTTP.
+"""Fixtures of the integration tests: real MCP servers, and OpenTelemetry spans read back.
 
+MCP: processes over stdio and streamable HTTP.
 `mcp_server_app.py` (the SDK's MCPServer) is the server. Over stdio the
 client starts it itself; over HTTP a fixture starts it on a free loopback
 port and waits until it answers.
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from ._spans import Spans, traced
 
 pytest.importorskip("mcp", reason="the MCP SDK is the `mcp` extra: pip install 'flowgraph[mcp]'")
 
@@ -133,3 +136,15 @@ def wait_gone(pid: int, timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"process {pid} is still running after {timeout} s")
         time.sleep(0.02)
+
+
+@pytest.fixture
+def spans() -> Iterator[Spans]:
+    """Every flowgraph run of the test traced into memory (the SDK), without message text."""
+    yield from traced()
+
+
+@pytest.fixture
+def spans_with_content() -> Iterator[Spans]:
+    """The same, with `capture_content=True`."""
+    yield from traced(capture_content=True)

@@ -177,6 +177,7 @@ ALLOWED = {
     "flowgraph.errors",
     "flowgraph._ids",
     "flowgraph._context",
+    "flowgraph._hooks",
     "flowgraph._lazy",
     "flowgraph.messages",
     "flowgraph.reducers",

@@ -33,6 +33,7 @@ ALLOWED = {
         "flowgraph.errors",
         "flowgraph._ids",
         "flowgraph._context",
+        "flowgraph._hooks",
         "flowgraph.messages",
         "flowgraph.reducers",
         "flowgraph.state",

@@ -1,0 +1,130 @@
+"""Serving an agent over HTTP: the LangGraph Server API, driven by LangGraph's own client.
+
+The agent below books meetings; booking needs a person's approval, so the
+graph pauses (`interrupt`) before the tool runs. It is served with
+`flowgraph.server` on a free local port, and the official `langgraph-sdk`
+client (`pip install langgraph-sdk`) talks to it exactly as it talks to
+LangGraph Server: it streams the reply token by token (`messages-tuple`),
+sees the thread stop at the approval question, resumes it with
+`command={"resume": ...}`, and reads the thread's state and history.
+
+From a shell the same app is served with:
+
+    flowgraph serve agent=examples/serve_agent.py:app --db meetings.db
+
+Runs offline with a scripted model; set FLOWGRAPH_MODEL (and FLOWGRAPH_BASE_URL /
+FLOWGRAPH_API_KEY) to use a real one.
+
+    python examples/serve_agent.py [path/to/checkpoints.db]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from flowgraph import (
+    END,
+    START,
+    MessagesState,
+    ModelNode,
+    ScriptedChatModel,
+    StateGraph,
+    ToolNode,
+    init_chat_model,
+    interrupt,
+    tool,
+    tools_condition,
+)
+from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
+
+
+@tool
+def book_meeting(who: str, when: str) -> str:
+    """Put a meeting in the calendar.
+
+    Args:
+        who: Whom to meet.
+        when: The day and time.
+    """
+    return f"Booked: {who}, {when} (confirmation M-42)"
+
+
+def scripted(messages: list[Any]) -> Any:
+    last = messages[-1]
+    if last.type == "human":
+        return {
+            "tool_calls": [{"name": "book_meeting", "args": {"who": "Ada", "when": "Friday 10:00"}}]
+        }
+    return f"Done. {last.text}."
+
+
+def approve(state: MessagesState) -> dict[str, Any]:
+    """Ask a person before any tool runs; the answer comes with the resume."""
+    calls = [f"{c.name}({c.args})" for c in state.messages[-1].tool_calls]
+    answer = interrupt({"question": "Run these tool calls?", "calls": calls})
+    if answer != "yes":
+        raise ValueError("declined")  # this example only approves
+    return {}
+
+
+model = init_chat_model() if os.environ.get("FLOWGRAPH_MODEL") else ScriptedChatModel(scripted)
+graph = StateGraph(MessagesState)
+graph.add_node("agent", ModelNode(model, tools=[book_meeting]))
+graph.add_node("approve", approve)
+graph.add_node("tools", ToolNode([book_meeting]))
+graph.add_edge(START, "agent")
+graph.add_conditional_edges("agent", tools_condition, {"tools": "approve", END: END})
+graph.add_edge("approve", "tools")
+graph.add_edge("tools", "agent")
+app = graph.compile()
+
+
+def main(db: Path) -> None:
+    try:
+        from langgraph_sdk import get_sync_client
+    except ImportError:
+        print("This example drives the server with LangGraph's client: pip install langgraph-sdk")
+        return
+    from flowgraph.server import running
+
+    with (
+        running({"agent": app}, checkpointer=SQLiteCheckpointer(db)) as url,
+        get_sync_client(url=url, api_key=None) as client,
+    ):
+        print(f"serving on {url}: {[a['graph_id'] for a in client.assistants.search()]}")
+        thread = client.threads.create(metadata={"user": "ada"})
+        thread_id = thread["thread_id"]
+        question = {"messages": [{"role": "user", "content": "Book a meeting with Ada on Friday"}]}
+        for part in client.runs.stream(thread_id, "agent", input=question, stream_mode="updates"):
+            if part.event == "updates":
+                for node, update in part.data.items():
+                    wrote = sorted(update) if isinstance(update, dict) else "a pause"
+                    print(f"  {node} -> {wrote}")
+        status = client.threads.get(thread_id)["status"]
+        waiting = client.threads.get_state(thread_id)["interrupts"][0]["value"]
+        print(f"thread {status}: {waiting['question']} {waiting['calls']}")
+
+        tokens = []
+        for part in client.runs.stream(
+            thread_id, "agent", command={"resume": "yes"}, stream_mode="messages-tuple"
+        ):
+            if part.event == "messages" and part.data[0]["type"] == "AIMessageChunk":
+                tokens.append(part.data[0]["content"])
+        print(f"streamed {len(tokens)} tokens: {''.join(tokens)}")
+        state = client.threads.get_state(thread_id)
+        print(f"thread {client.threads.get(thread_id)['status']}, "
+              f"{len(state['values']['messages'])} messages, "
+              f"{len(client.threads.get_history(thread_id, limit=100))} checkpoints")  # fmt: skip
+        print(f"runs: {[r['status'] for r in client.runs.list(thread_id)]}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        main(Path(sys.argv[1]))
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            main(Path(tmp) / "meetings.db")

@@ -1,0 +1,106 @@
+"""`serve`: run the app with uvicorn, refusing to expose an unauthenticated API by accident."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+
+from flowgraph.checkpoint.base import BaseCheckpointer
+from flowgraph.graph import CompiledGraph, StateGraph
+from flowgraph.server._auth import is_loopback
+
+__all__ = ["TOKEN_ENV", "ExposureError", "running", "serve"]
+
+TOKEN_ENV = "FLOWGRAPH_API_TOKEN"
+log = logging.getLogger("flowgraph.server")
+
+
+class ExposureError(ValueError):
+    """Serving without a token on an address other machines reach, without being told to."""
+
+
+def check_exposure(host: str, token: str | None, *, allow_unauthenticated: bool) -> None:
+    """Refuse a non-loopback host without a token unless `allow_unauthenticated`; log why."""
+    if token or is_loopback(host) or allow_unauthenticated:
+        if not token and not is_loopback(host):
+            log.warning(
+                "Serving on %s without a token: anyone who reaches this address can run the "
+                "graphs and read every thread",
+                host,
+            )
+        return
+    message = (
+        f"Refusing to serve on {host} without a token: anyone who reaches it could run the "
+        f"graphs and read every thread. Pass --auth-token (or set ${TOKEN_ENV}), bind "
+        "127.0.0.1, or pass --allow-unauthenticated if a proxy in front checks callers."
+    )
+    log.error(message)
+    raise ExposureError(message)
+
+
+def serve(
+    graphs: Mapping[str, CompiledGraph | StateGraph],
+    *,
+    checkpointer: BaseCheckpointer | None = None,
+    host: str = "127.0.0.1",
+    port: int = 2024,
+    auth_token: str | None = None,
+    allow_unauthenticated: bool = False,
+    log_level: str = "info",
+    queue: str | None = None,
+    cors_origins: Sequence[str] = (),
+) -> None:
+    """Serve `graphs` until interrupted (Ctrl-C or SIGTERM stop it cleanly)."""
+    import uvicorn
+
+    from flowgraph.server._app import create_app
+
+    token = auth_token or os.environ.get(TOKEN_ENV) or None
+    check_exposure(host, token, allow_unauthenticated=allow_unauthenticated)
+    app = create_app(
+        graphs, checkpointer=checkpointer, auth_token=token, queue=queue, cors_origins=cors_origins
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=10)
+
+
+@contextlib.contextmanager
+def running(
+    graphs: Mapping[str, CompiledGraph | StateGraph],
+    *,
+    checkpointer: BaseCheckpointer | None = None,
+    port: int = 0,
+    auth_token: str | None = None,
+) -> Iterator[str]:
+    """Serve `graphs` on 127.0.0.1 from a background thread; yields the base URL.
+
+    For notebooks, scripts and tests that want the API and a client in one
+    process; `port=0` takes a free port. Leaving the block stops the server
+    (runs still going are asked to stop at their next step).
+    """
+    import uvicorn
+
+    from flowgraph.server._app import create_app
+
+    app = create_app(graphs, checkpointer=checkpointer, auth_token=auth_token)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))
+        sock.listen()
+        bound = sock.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("The server did not start; see the log above")
+            time.sleep(0.01)
+        try:
+            yield f"http://127.0.0.1:{bound}"
+        finally:
+            server.should_exit = True
+            thread.join(30)

@@ -1,0 +1,169 @@
+"""Threads through the official sync client: create, get, search, update, copy, state, history."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
+
+from .conftest import Connect, Serve
+
+HI = {"messages": [{"role": "user", "content": "hi"}]}
+
+
+def test_create_get_update_and_delete(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "agent"))
+    thread_id = str(uuid.uuid4())
+
+    created = client.threads.create(thread_id=thread_id, metadata={"user": "ann"})
+    with pytest.raises(ConflictError):
+        client.threads.create(thread_id=thread_id)
+    again = client.threads.create(thread_id=thread_id, if_exists="do_nothing", metadata={"x": 1})
+    updated = client.threads.update(thread_id, metadata={"plan": "pro"})
+    fetched = client.threads.get(thread_id)
+    client.threads.delete(thread_id)
+
+    assert created["thread_id"] == thread_id and created["status"] == "idle"
+    assert created["values"] is None
+    assert again["metadata"] == {"user": "ann"}  # do_nothing: the existing thread, unchanged
+    assert updated["metadata"] == {"user": "ann", "plan": "pro"}  # update merges
+    assert fetched["metadata"] == updated["metadata"]
+    with pytest.raises(NotFoundError):
+        client.threads.get(thread_id)
+    with pytest.raises(NotFoundError):
+        client.threads.update(thread_id, metadata={})
+
+
+def test_search_by_metadata_status_and_values_with_paging(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "agent"))
+    tag = uuid.uuid4().hex
+    made = [client.threads.create(metadata={"tag": tag, "i": i})["thread_id"] for i in range(3)]
+    client.runs.wait(made[0], "agent", input=HI)  # pauses at the question: interrupted
+
+    everything = client.threads.search(metadata={"tag": tag}, limit=10)
+    interrupted = client.threads.search(metadata={"tag": tag}, status="interrupted")
+    idle = client.threads.search(metadata={"tag": tag}, status="idle")
+    by_values = client.threads.search(metadata={"tag": tag}, values={"n": 1})
+    by_message = client.threads.search(
+        values={"messages": [{"content": "echo: hi"}]}, metadata={"tag": tag}
+    )
+    first_page = client.threads.search(metadata={"tag": tag}, limit=2, offset=0)
+    second_page = client.threads.search(metadata={"tag": tag}, limit=2, offset=2)
+    one = client.threads.search(metadata={"tag": tag, "i": 2})
+
+    assert sorted(t["thread_id"] for t in everything) == sorted(made)
+    assert [t["thread_id"] for t in everything] == made[::-1]  # newest first
+    assert [t["thread_id"] for t in interrupted] == [made[0]]
+    assert sorted(t["thread_id"] for t in idle) == sorted(made[1:])
+    assert [t["thread_id"] for t in by_values] == [made[0]]
+    assert [t["thread_id"] for t in by_message] == [made[0]]
+    assert [t["thread_id"] for t in first_page + second_page] == made[::-1]
+    assert [t["thread_id"] for t in one] == [made[2]]
+    assert client.threads.count(metadata={"tag": tag}) == 3
+    selected = client.threads.search(metadata={"tag": tag}, select=["thread_id", "status"])
+    assert [sorted(t) for t in selected] == [["status", "thread_id"]] * 3
+
+
+def test_state_at_checkpoints_history_and_update_as_node(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "agent"))
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "agent", input=HI)
+
+    state = client.threads.get_state(thread_id)
+    history = client.threads.get_history(thread_id, limit=10)
+    first = history[-1]
+    first_id = first["checkpoint"]["checkpoint_id"]
+    at_first = client.threads.get_state(thread_id, checkpoint_id=first_id)
+    by_dict = client.threads.get_state(thread_id, checkpoint=first["checkpoint"])
+    with_subgraphs = client.threads.get_state(thread_id, subgraphs=True)
+    older = client.threads.get_history(thread_id, before=state["checkpoint"], limit=1)
+
+    assert state["next"] == ["ask"]
+    assert state["tasks"][0]["name"] == "ask"
+    assert state["tasks"][0]["interrupts"] == [state["interrupts"][0]]
+    assert state["interrupts"][0]["value"] == {"question": "Approve?"}
+    assert [m["content"] for m in state["values"]["messages"]] == ["hi", "echo: hi"]
+    assert history[0]["checkpoint"]["checkpoint_id"] == state["checkpoint_id"]
+    assert len(history) == 2 and history[0]["parent_checkpoint"] == history[1]["checkpoint"]
+    assert [m["content"] for m in at_first["values"]["messages"]] == ["hi"]
+    assert by_dict["checkpoint"] == at_first["checkpoint"]
+    assert with_subgraphs["values"] == state["values"]
+    assert older[0]["checkpoint"] == first["checkpoint"]
+
+    updated = client.threads.update_state(
+        thread_id, {"messages": [{"type": "ai", "content": "approved by hand"}]}, as_node="ask"
+    )
+    after = client.threads.get_state(thread_id)
+
+    assert updated["checkpoint"]["checkpoint_id"] == after["checkpoint_id"]
+    assert after["next"] == [] and after["interrupts"] == []
+    assert after["values"]["messages"][-1]["content"] == "approved by hand"
+    assert after["values"]["messages"][-1]["type"] == "ai"
+    assert client.threads.get(thread_id)["status"] == "idle"
+    with pytest.raises(UnprocessableEntityError, match="as_node"):
+        client.threads.update_state(thread_id, {}, as_node="nowhere")
+    with pytest.raises(NotFoundError):
+        client.threads.get_state(thread_id, checkpoint_id="no-such-checkpoint")
+
+
+def test_copy_keeps_metadata_and_history(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "agent"))
+    source = client.threads.create(metadata={"owner": "bo"})["thread_id"]
+    client.runs.wait(source, "agent", input=HI)
+
+    copied = client.threads.copy(source)
+    copy_id = copied["thread_id"]
+    copied_history = client.threads.get_history(copy_id)
+    resumed = client.runs.wait(copy_id, "agent", command={"resume": "yes"})
+
+    assert copy_id != source
+    assert copied["metadata"]["owner"] == "bo"
+    assert [h["values"] for h in copied_history] == [
+        h["values"] for h in client.threads.get_history(source)
+    ]
+    assert len(copied_history) == 2 and copied["status"] == "interrupted"
+    assert [m["content"] for m in resumed["messages"]] == ["hi", "echo: hi", "answer: yes"]
+    assert client.threads.get_state(source)["next"] == ["ask"]  # the source did not move
+
+
+def test_refusals_are_json_with_detail(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "agent"))
+    http = client.http.client
+
+    json_header = {"content-type": "application/json"}
+    malformed = http.post("/threads", content=b"{nope", headers=json_header)
+    not_object = http.post("/threads/search", json=[1, 2])
+    wrong_type = http.post("/threads/search", json={"limit": "ten"})
+    bad_choice = http.post("/threads", json={"if_exists": "maybe"})
+    ignored = http.post("/threads", json={"unknown_field": 1, "metadata": {"k": "v"}})
+    too_big = http.post("/threads", content=b"{" + b" " * (11 * 1024 * 1024) + b"}")
+    deep = http.post("/threads", content=b'{"metadata": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    no_route = http.get("/no/such/route")
+
+    assert malformed.status_code == 422 and "Invalid JSON" in malformed.json()["detail"]
+    assert not_object.status_code == 422 and "JSON object" in not_object.json()["detail"]
+    assert wrong_type.status_code == 422
+    assert wrong_type.json()["detail"] == "Field 'limit' must be an integer, not a string"
+    assert bad_choice.status_code == 422 and "'if_exists'" in bad_choice.json()["detail"]
+    assert ignored.status_code == 200 and ignored.json()["metadata"] == {"k": "v"}
+    assert too_big.status_code == 413 and "limit" in too_big.json()["detail"]
+    assert deep.status_code == 422 and "nested too deeply" in deep.json()["detail"]
+    assert no_route.status_code == 404 and "detail" in no_route.json()
+
+
+def test_a_thread_s_graph_with_its_path(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "agent"))
+    thread_id = client.threads.create()["thread_id"]
+    empty = client.http.client.get(f"/threads/{thread_id}/graph", params={"format": "mermaid"})
+    client.runs.wait(thread_id, "agent", input=HI)
+
+    mermaid = client.http.client.get(f"/threads/{thread_id}/graph", params={"format": "mermaid"})
+    svg = client.http.client.get(f"/threads/{thread_id}/graph")
+    bad = client.http.client.get(f"/threads/{thread_id}/graph", params={"format": "gif"})
+
+    assert empty.status_code == 200 and "reply" in empty.text
+    assert mermaid.status_code == 200 and mermaid.text != empty.text  # the path is drawn
+    assert f"thread {thread_id}" in mermaid.text
+    assert svg.headers["content-type"].startswith("image/svg+xml") and "<svg" in svg.text
+    assert bad.status_code == 422 and "'format'" in bad.json()["detail"]
