@@ -228,7 +228,8 @@ class StateAdapter:
         """What a run returns: the state (or the output schema's part of it), detached."""
         if self._output is None:
             return self.detached(values)
-        return self._output(self.stored(_copied(values)))
+        values = _copied(values)
+        return self._output(self.stored(values) if self.managed else values)
 
     def detached(self, values: dict[str, Any]) -> Any:
         """The state for a caller to keep: its lists, dicts and sets are copies.
@@ -237,13 +238,13 @@ class StateAdapter:
         appending to `state.messages` must not change the thread. Managed
         fields (`RemainingSteps`) are the run's own and are left out.
         """
-        return self.view(self.stored(_copied(values)))
+        values = _copied(values)
+        return self.view(self.stored(values) if self.managed else values)
 
     def stored(self, values: dict[str, Any]) -> dict[str, Any]:
         """`values` without managed fields: what checkpoints and callers get."""
-        if not self.managed:
-            return values
-        return {k: v for k, v in values.items() if k not in self.managed}
+        managed = self.managed
+        return {k: v for k, v in values.items() if k not in managed} if managed else values
 
     # -- updates --------------------------------------------------------------
 
