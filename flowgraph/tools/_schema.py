@@ -86,9 +86,12 @@ def _bare(hint: object) -> object:
 
 def _injection(param: str, hint: object) -> Injection | None:
     bare = _bare(hint)
-    if bare is RunnableConfig:
+    # LangChain's RunnableConfig and LangGraph's ToolRuntime (a port that kept their
+    # imports) are taken by name: the tool gets flowgraph's, which reads the same
+    name = getattr(bare, "__name__", None)
+    if bare is RunnableConfig or name == "RunnableConfig":
         return Injection(param, "config")
-    if isinstance(bare, type) and issubclass(bare, Runtime):
+    if (isinstance(bare, type) and issubclass(bare, Runtime)) or name == "ToolRuntime":
         return Injection(param, "runtime")
     if get_origin(hint) is not Annotated:
         return None

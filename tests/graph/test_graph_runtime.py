@@ -324,3 +324,21 @@ def test_stream_takes_the_same_config() -> None:
 
     assert asyncio.run(collect()) == [{"log": ["s2"]}]
     assert app.get_state("s2").values["log"] == ["s2"]
+
+
+def test_a_tool_typed_with_langchain_s_runnable_config_gets_the_run_config() -> None:
+    pytest.importorskip("langchain_core", reason="LangChain is in the test extra")
+    from langchain_core.runnables import RunnableConfig as LangChainConfig
+
+    def user_of(config: LangChainConfig) -> str:
+        """Name the user."""
+        return str(config["configurable"]["user"])
+
+    named = tool(user_of)
+    assert named.json_schema["properties"] == {}
+    g = StateGraph(MessagesState)
+    g.add_node("tools", ToolNode([named]))
+    g.add_edge(START, "tools")
+    ai = AIMessage("", tool_calls=[ToolCall(id="c1", name="user_of", args={})])
+    out = g.compile().invoke({"messages": [ai]}, configurable={"user": "ada"})
+    assert out.messages[-1].text == "ada"
