@@ -168,29 +168,11 @@ class CompiledGraph:
         stop: threading.Event | None = None,
         sink: Callable[[StreamPart], None] | None = None,
         modes: frozenset[str] = frozenset(),
-        config: Mapping[str, Any] | None = None,
-        context: Any = None,
-        configurable: Mapping[str, Any] | None = None,
     ) -> RunOptions:
         for name in (*(interrupt_before or ()), *(interrupt_after or ())):
             if name not in self.engine.plan.nodes:
                 raise ValueError(f"interrupt_before/after names '{name}', which is not a node")
-        info = None
-        if config is not None or context is not None or configurable or thread_id is not None:
-            call = read_config(
-                config,
-                thread_id=thread_id,
-                checkpoint_id=checkpoint_id,
-                recursion_limit=recursion_limit,
-                run_id=run_id,
-                configurable=configurable,
-                context=context,
-                context_schema=self.builder.context_schema,
-            )
-            thread_id, checkpoint_id = call.thread_id, call.checkpoint_id
-            recursion_limit, run_id, info = call.recursion_limit, call.run_id, call.info
         return RunOptions(
-            info=info,
             thread_id=thread_id,
             checkpoint_id=checkpoint_id,
             recursion_limit=recursion_limit,
@@ -208,6 +190,32 @@ class CompiledGraph:
             run_id=run_id,
             stop=stop,
         )
+
+    def _configure(
+        self,
+        options: RunOptions,
+        config: Mapping[str, Any] | None,
+        context: Any,
+        configurable: Mapping[str, Any] | None,
+    ) -> None:
+        """Merge LangGraph's `config` dict, `configurable=` and `context=` into `options`.
+
+        Called only when one of them (or a thread) is given, so a plain run
+        pays nothing for them.
+        """
+        call = read_config(
+            config,
+            thread_id=options.thread_id,
+            checkpoint_id=options.checkpoint_id,
+            recursion_limit=options.recursion_limit,
+            run_id=options.run_id,
+            configurable=configurable,
+            context=context,
+            context_schema=self.builder.context_schema,
+        )
+        options.thread_id, options.checkpoint_id = call.thread_id, call.checkpoint_id
+        options.recursion_limit, options.run_id = call.recursion_limit, call.run_id
+        options.info = call.info
 
     # -- running -----------------------------------------------------------------
 
@@ -301,11 +309,10 @@ class CompiledGraph:
             wait=wait,
             run_id=run_id,
             stop=stop,
-            config=config,
-            context=context,
-            configurable=configurable,
             inline_sync=False,
         )
+        if config is not None or context is not None or configurable or thread_id is not None:
+            self._configure(options, config, context, configurable)
         return await self._invoke(input, options)
 
     def invoke(
@@ -354,11 +361,10 @@ class CompiledGraph:
             wait=wait,
             run_id=run_id,
             stop=stop,
-            config=config,
-            context=context,
-            configurable=configurable,
             inline_sync=True,
         )
+        if config is not None or context is not None or configurable or thread_id is not None:
+            self._configure(options, config, context, configurable)
         return run_sync(self._invoke(input, options), direct=self.engine.plan.all_sync)
 
     async def _astream(
@@ -435,11 +441,10 @@ class CompiledGraph:
             wait=wait,
             run_id=run_id,
             stop=stop,
-            config=config,
-            context=context,
-            configurable=configurable,
             inline_sync=False,
         )
+        if config is not None or context is not None or configurable or thread_id is not None:
+            self._configure(options, config, context, configurable)
         return self._astream(input, mode, options)
 
     def stream(
@@ -475,11 +480,10 @@ class CompiledGraph:
             wait=wait,
             run_id=run_id,
             stop=stop,
-            config=config,
-            context=context,
-            configurable=configurable,
             inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
+        if config is not None or context is not None or configurable or thread_id is not None:
+            self._configure(options, config, context, configurable)
         closed = threading.Event()
         options = replace(options, closed=closed)
         return iterate_sync(self._astream(input, mode, options), on_close=closed.set)
