@@ -342,3 +342,18 @@ def test_a_tool_typed_with_langchain_s_runnable_config_gets_the_run_config() -> 
     ai = AIMessage("", tool_calls=[ToolCall(id="c1", name="user_of", args={})])
     out = g.compile().invoke({"messages": [ai]}, configurable={"user": "ada"})
     assert out.messages[-1].text == "ada"
+
+
+def test_a_resumed_run_reads_the_context_it_is_given_not_the_first_run_s() -> None:
+    from flowgraph import Command, interrupt
+
+    def ask(state: Log, runtime: Runtime[Ctx]) -> dict[str, Any]:
+        seen = runtime.context.user
+        answer = interrupt(f"{seen}?")
+        return {"log": [f"{seen} said {answer}"]}
+
+    app = one_node(ask, checkpointer=MemoryCheckpointer())
+    paused = app.invoke({"log": []}, thread_id="r", context=Ctx("ada"))
+    assert [i.value for i in paused["__interrupt__"]] == ["ada?"]
+    done = app.invoke(Command(resume="yes"), thread_id="r", context=Ctx("bob"))
+    assert done["log"] == ["bob said yes"]  # nothing of the first run's context was kept
