@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, TypedDict, TypeVar
 
 from flowgraph.errors import BudgetExceededError
@@ -32,11 +33,11 @@ __all__ = [
     "emit",
     "get_config",
     "get_runtime",
+    "get_stream_writer",
     "listening",
     "message_id_factory",
     "record_tokens",
     "run_config",
-    "write_custom",
 ]
 
 message_id_factory: ContextVar[Callable[[], str] | None] = ContextVar(
@@ -186,6 +187,26 @@ def emit(mode: str, data: Any) -> None:
         scope.emit(mode, data)
 
 
+def get_stream_writer() -> Callable[[Any], None]:
+    """A function that sends what it is given to the run's "custom" stream.
+
+    Call it inside a node (or a task, or a tool a node runs): when the caller
+    streams `mode="custom"`, each `writer(data)` yields
+    `StreamPart("custom", step, node, data)` at once, while the node runs.
+    When nobody listens (`invoke`, other modes, outside a run) the writer
+    does nothing, so a node may report progress unconditionally. The writer
+    belongs to the task that asked for it: fetch it inside the node.
+    """
+    scope = current_task.get()
+    if scope is None or scope.emit is None or "custom" not in scope.modes:
+        return _discard
+    return partial(scope.emit, "custom")
+
+
+def _discard(data: Any) -> None:
+    """The stream writer of a run nobody streams "custom" from."""
+
+
 current_store: ContextVar[Any] = ContextVar("flowgraph_current_store", default=None)
 """The long-term store of the running graph (a `flowgraph.store.BaseStore`), or None.
 
@@ -297,11 +318,6 @@ def run_config() -> RunnableConfig:
     return config
 
 
-def write_custom(chunk: Any) -> None:
-    """Send `chunk` to the run's stream in mode "custom" (nothing if no one reads that mode)."""
-    emit("custom", chunk)
-
-
 ContextT = TypeVar("ContextT")
 
 
@@ -315,12 +331,13 @@ class Runtime(Generic[ContextT]):
     out of the state and out of checkpoints. `store` is the graph's
     long-term store (`compile(store=...)`, typed loosely here since the
     store sits in a higher layer: a `flowgraph.store.BaseStore`), or None.
-    `stream_writer(chunk)` streams `chunk` in mode "custom".
+    `stream_writer(chunk)` streams `chunk` in mode "custom" (what
+    `get_stream_writer()` returns in the same task).
     """
 
     context: ContextT = None  # type: ignore[assignment]  # None when the run was given none
     store: Any = None
-    stream_writer: Callable[[Any], None] = write_custom
+    stream_writer: Callable[[Any], None] = _discard
     previous: Any = None
     """The functional API's previous return value (None in a graph)."""
 
@@ -346,4 +363,6 @@ def get_runtime(context_schema: type[ContextT] | None = None) -> Runtime[Context
     if current_task.get() is None:
         raise _outside("get_runtime")
     info = current_run.get() or _NO_RUN_INFO
-    return Runtime(context=info.context, store=current_store.get())
+    return Runtime(
+        context=info.context, store=current_store.get(), stream_writer=get_stream_writer()
+    )

@@ -19,15 +19,18 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
 
 from flowgraph import AIMessage, ScriptedChatModel, create_react_agent
 from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
+from flowgraph.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("[!_]*.py"))
@@ -147,6 +150,18 @@ EXPECTED = {
         "tool  < weather_map [success]: Weather map of Paris",
         "        image: image/png, 70 bytes",
         "agent > Paris: sunny, 24°C (map attached). There is no weather station in Atlantis.",
+    ],
+    "functional_workflow.py": [
+        "  research | looking into the practice",
+        "  research -> Pitfalls of streaming in flowgraph.",
+        "  paused: {'approve this post?': 'History of streaming in flowgraph. Practice of "
+        "streaming in flowgraph. Pitfalls of streaming in flowgraph.'}",
+        "the research tasks ran at once: True",
+        "tasks run so far: {'draft': 1, 'research': 3}",
+        "  Published post #1: History of streaming in flowgraph.",
+        "tasks run after the resume: {'draft': 1, 'research': 3} (none again)",
+        "  Published post #2:...",
+        "  step 3: loop  next (done)",
     ],
     "celery_workers.py": [
         # offline there is no broker: it says how to run it instead of failing
@@ -488,6 +503,31 @@ SESSIONS = {
         ),
         nodes=("agent", "tools"),
     ),
+    "functional_workflow.py": Session(
+        (
+            Call(
+                'flowgraph run examples/functional_workflow.py "Streaming in flowgraph" '
+                "--thread blog",
+                code=3,
+                out="",
+                err=(
+                    "research> Pitfalls of streaming in flowgraph.",
+                    "  step 1  write_post  paused  +0 msg",
+                    "Thread blog is waiting for input. Resume it with:",
+                    "  flowgraph resume blog --value JSON",
+                ),
+            ),
+            Call(
+                """flowgraph resume blog --value '"approve"'""",
+                out="Published post #1: History of streaming in flowgraph. Practice of "
+                "streaming in flowgraph. Pitfalls of streaming in flowgraph.\n",
+                err=("  step 1  write_post  {ms}  +0 msg",),
+                not_err=("research", "draft"),  # their results were kept: not run again
+            ),
+        ),
+        nodes=("write_post",),
+        model=False,
+    ),
     "celery_workers.py": Session(
         (_run('examples/celery_workers.py "CI is flaky."', "Noted: CI is flaky."),),
         nodes=("reply",),
@@ -566,8 +606,107 @@ def via_draw(example: Path, session: Session, tmp_path: Path) -> None:
     assert sorted(p.name for p in cwd.iterdir()) == ["examples", "x.svg"]
 
 
-SURFACES = [pytest.param(via_run, id="run"), pytest.param(via_draw, id="draw")]
-"""How a user drives an app from the shell; `flowgraph serve` joins as one more entry."""
+def _served_input(args: list[str]) -> tuple[str, Any]:
+    """The app and the run input of `flowgraph run APP [PROMPT] [--input JSON] [options]`."""
+    app, rest = args[0], args[1:]
+    given: Any = None
+    while rest:
+        word = rest.pop(0)
+        if word == "--input":
+            given = json.loads(rest.pop(0))
+        elif word in ("--thread", "--db"):
+            rest.pop(0)
+        elif not word.startswith("-") and given is None:
+            given = {"messages": [{"role": "user", "content": word}]}
+    return app, given
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+
+
+def via_serve(example: Path, session: Session, tmp_path: Path) -> None:
+    """`flowgraph serve examples/NAME.py`: LangGraph's own client sends the session's first
+    input over HTTP and gets the answer `flowgraph run` printed (or the same pause)."""
+    from langgraph_sdk import get_sync_client
+    from models._loopback import free_port
+
+    cwd = scratch(tmp_path)
+    first = next(c for c in session.calls if " run " in c.command)
+    words = shlex.split(first.command)
+    env: dict[str, str] = {}
+    while "=" in words[0]:  # e.g. the crash example's switch: the served run goes through
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
+    app, given = _served_input(words[2:])
+    graph_id = app.split(":", 1)[1] if ":" in app else Path(app).stem
+    port = free_port()
+    script = Path(sysconfig.get_path("scripts")) / "flowgraph"
+    log = (cwd / "server.log").open("wb")
+    server = subprocess.Popen(
+        [str(script), "--db", "serve.db", "serve", app, "--port", str(port)],
+        cwd=cwd,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONIOENCODING": "utf-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HOME": str(cwd),
+            "PYTHONPATH": str(ROOT),
+        },
+    )
+    client = get_sync_client(url=f"http://127.0.0.1:{port}", timeout=(5, 60, 60, 5))
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, (cwd / "server.log").read_text()
+            try:
+                if client.http.get("/ok") is not None:
+                    break
+            except Exception:
+                assert time.monotonic() < deadline, (cwd / "server.log").read_text()
+                time.sleep(0.1)
+        assert graph_id in [a["graph_id"] for a in client.assistants.search()]
+        schema = client.assistants.get_schemas(graph_id)["input_schema"] or {}
+        if "messages" not in schema.get("properties", {}) and given and "messages" in given:
+            given = given["messages"][0]["content"]  # an entrypoint takes the prompt itself
+        thread = client.threads.create()
+        values = client.runs.wait(thread["thread_id"], graph_id, input=given)
+        status = client.threads.get(thread["thread_id"])["status"]
+        shown = f"{first.command}\n{values}\n{(cwd / 'server.log').read_text()}"
+        if first.code == 3:  # the CLI paused at an interrupt: so does the served run
+            assert status == "interrupted", shown
+            assert values["__interrupt__"], shown
+            return
+        assert status == "idle", shown
+        if first.out is not None and not env:
+            ai = [m for m in values.get("messages", []) if m.get("type") == "ai"]
+            answer = _text(ai[-1]["content"]) if isinstance(values, dict) and ai else values
+            assert answer == first.out.rstrip("\n"), shown
+        if example.name == "remember_preferences.py":  # the served app's store is --db's
+            with open_store(cwd / "serve.db") as store:
+                saved = store.search(("users", "ada", "preferences"))
+            assert sorted(item.key for item in saved) == ["diet", "seat"], shown
+    finally:
+        client.close()
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+SURFACES = [
+    pytest.param(via_run, id="run"),
+    pytest.param(via_draw, id="draw"),
+    pytest.param(via_serve, id="serve"),
+]
+"""How a user drives an app: the shell (`run`, `draw`) and HTTP (`serve`)."""
 
 
 @pytest.mark.parametrize("surface", SURFACES)

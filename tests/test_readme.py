@@ -66,11 +66,14 @@ MIGRATION_NAMES = [
     "flowgraph.store.PostgresStore",
     "flowgraph.store.RedisStore",
     "flowgraph.store.open_store",
+    "get_stream_writer",
+    "entrypoint",
+    "task",
 ]
 """What the migration table maps LangGraph's names to: each must exist and be named there."""
 MIGRATION_KEYWORDS: list[tuple[Callable[..., Any], list[str]]] = [
     (CompiledGraph.invoke, ["thread_id", "checkpoint_id", "recursion_limit", "interrupt_before"]),
-    (CompiledGraph.stream, ["mode", "thread_id"]),
+    (CompiledGraph.stream, ["mode", "thread_id", "stream_mode", "subgraphs"]),
     (CompiledGraph.get_state, ["thread_id"]),
     (CompiledGraph.get_state_history, ["thread_id"]),
     (CompiledGraph.update_state, ["thread_id", "values", "as_node"]),

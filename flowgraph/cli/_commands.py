@@ -29,7 +29,7 @@ from flowgraph.cli._run import (
     pause_input,
 )
 from flowgraph.cli._store import DEFAULT_DB, Store
-from flowgraph.graph import Command, CompiledGraph, StateSnapshot
+from flowgraph.graph import Command, CompiledGraph, Entrypoint, StateSnapshot
 from flowgraph.graph._inspect import StoredThread
 from flowgraph.graph._types import MISSING
 from flowgraph.messages import BaseMessage, HumanMessage, messages_to_dicts, to_openai
@@ -168,7 +168,10 @@ def cmd_run(args: argparse.Namespace, store: Store, console: Console) -> int:
             prompt = console.stdin.read().strip() or None
         if not prompt:
             raise UsageError("Give a PROMPT (or --input JSON, or the prompt on stdin)")
-    if prompt is not None:
+    input: Any = values
+    if prompt is not None and isinstance(app, Entrypoint) and not values:
+        input = prompt  # a workflow's input is whatever its function takes: here, the text
+    elif prompt is not None:
         field = message_field(app.engine.state.message_fields)
         if field is None:
             raise UsageError(
@@ -184,7 +187,7 @@ def cmd_run(args: argparse.Namespace, store: Store, console: Console) -> int:
         )
     return execute(
         app,
-        values,
+        input,
         thread_id=thread_id,
         checkpoint_id=None,
         console=console,

@@ -301,6 +301,9 @@ def _answer(app: CompiledGraph, snapshot: StateSnapshot, console: Console) -> No
             console.out.write(message.text + "\n")
             return
     values = snapshot.values
+    if isinstance(values, str):  # a workflow that answers with text
+        console.out.write(values + "\n")
+        return
     if isinstance(values, BaseModel):
         values = values.model_dump(mode="json")
     console.out.write(describe_value(values) + "\n")

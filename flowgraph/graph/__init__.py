@@ -6,11 +6,13 @@ from flowgraph._context import (
     ToolRuntime,
     get_config,
     get_runtime,
+    get_stream_writer,
 )
 from flowgraph.graph import _codec as _codec  # Command and Send in checkpoints
 from flowgraph.graph._builder import StateGraph
 from flowgraph.graph._cache import BaseCache, CachePolicy, InMemoryCache
 from flowgraph.graph._compiled import CompiledGraph
+from flowgraph.graph._functional import Entrypoint, TaskFuture, entrypoint, task
 from flowgraph.graph._interrupt import interrupt
 from flowgraph.graph._once import aonce, once
 from flowgraph.graph._types import (
@@ -34,6 +36,7 @@ __all__ = [
     "CachePolicy",
     "Command",
     "CompiledGraph",
+    "Entrypoint",
     "InMemoryCache",
     "Interrupt",
     "RetryPolicy",
@@ -44,10 +47,14 @@ __all__ = [
     "StateSnapshot",
     "StreamMode",
     "StreamPart",
+    "TaskFuture",
     "ToolRuntime",
     "aonce",
+    "entrypoint",
     "get_config",
     "get_runtime",
+    "get_stream_writer",
     "interrupt",
     "once",
+    "task",
 ]

@@ -11,11 +11,11 @@ import asyncio
 import copy
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from contextvars import Token
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, TypedDict, overload
 
 from pydantic import BaseModel
 
@@ -34,6 +34,7 @@ from flowgraph.graph._bridge import iterate_sync, run_sync
 from flowgraph.graph._cache import BaseCache, cached_nodes, namespace_of
 from flowgraph.graph._config import read_config, thread_of
 from flowgraph.graph._interrupt import GraphInterrupt, Pause, with_interrupts
+from flowgraph.graph._items import LangGraphItems
 from flowgraph.graph._lease import active_run, claim, release, reserved_lease
 from flowgraph.graph._persist import (
     Cursor,
@@ -43,7 +44,14 @@ from flowgraph.graph._persist import (
     snapshot_of,
 )
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
-from flowgraph.graph._runner import Engine, Run, SubgraphWrites, run_loop, start_tasks
+from flowgraph.graph._runner import (
+    Emitter,
+    Engine,
+    Run,
+    SubgraphWrites,
+    run_loop,
+    start_tasks,
+)
 from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
 from flowgraph.graph._types import (
     START,
@@ -60,6 +68,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import networkx as nx
+    from typing_extensions import Unpack
 
     from flowgraph.checkpoint.base import BaseCheckpointer
     from flowgraph.graph._builder import StateGraph
@@ -68,7 +77,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CompiledGraph"]
 
-_MODES = frozenset({"updates", "values", "messages", "events"})
+_MODES = frozenset({"updates", "values", "messages", "custom", "events"})
 _DONE: Any = object()
 UPDATE = "__update__"
 """The node name update_state() writes as when no as_node is given."""
@@ -102,6 +111,23 @@ def _thread(thread: str | Mapping[str, Any], checkpoint_id: str | None) -> tuple
             "config; pass it once"
         )
     return named, checkpoint_id or configured
+
+
+class StreamKeywords(TypedDict, total=False):
+    """The keywords `stream` and `astream` take besides their modes (for their overloads)."""
+
+    subgraphs: bool
+    thread_id: str | None
+    checkpoint_id: str | None
+    recursion_limit: int
+    budget: Budget | None
+    interrupt_before: Sequence[str] | None
+    interrupt_after: Sequence[str] | None
+    wait: bool | float
+    run_id: str | None
+    stop: threading.Event | None
+    context: Any
+    configurable: Mapping[str, Any] | None
 
 
 def _names(nodes: Sequence[str]) -> frozenset[str]:
@@ -367,9 +393,14 @@ class CompiledGraph:
             self._configure(options, config, context, configurable)
         return run_sync(self._invoke(input, options), direct=self.engine.plan.all_sync)
 
-    async def _astream(
-        self, input: Any, mode: StreamMode | Sequence[StreamMode], options: RunOptions
-    ) -> AsyncIterator[StreamPart]:
+    async def _astream(self, input: Any, options: RunOptions) -> AsyncGenerator[StreamPart, None]:
+        """The run as it happens, one step at a time as the reader asks for more.
+
+        A step starts only when the reader has taken every part of the steps
+        before and asks for the next one (tokens and custom data still flow
+        while a step runs); a reader that stops, or closes the stream, stops
+        the run before its next step.
+        """
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         loop_thread = threading.get_ident()
@@ -381,24 +412,27 @@ class CompiledGraph:
                 loop.call_soon_threadsafe(queue.put_nowait, part)
 
         closed = options.closed or threading.Event()
-        drained = asyncio.Event()
+        asking = asyncio.Event()
+        """Set while the reader waits for a part and none is queued."""
 
         async def caught_up() -> None:
-            # a step starts only once the reader has taken every earlier part
-            while not queue.empty():
-                drained.clear()
-                await drained.wait()
+            while not (asking.is_set() and queue.empty()):
+                if asking.is_set():
+                    await asyncio.sleep(0)  # a part is on its way to the waiting reader
+                else:
+                    await asking.wait()
 
-        options = replace(
-            options, sink=sink, modes=_modes(mode), closed=closed, caught_up=caught_up
-        )
-
+        options = replace(options, sink=sink, closed=closed, caught_up=caught_up)
         runner = asyncio.create_task(self._run(input, options))
         runner.add_done_callback(lambda _: queue.put_nowait(_DONE))
         try:
-            while (part := await queue.get()) is not _DONE:
+            while True:
                 if queue.empty():
-                    drained.set()
+                    asking.set()
+                part = await queue.get()
+                asking.clear()
+                if part is _DONE:
+                    break
                 yield part
             await runner
         finally:
@@ -408,12 +442,58 @@ class CompiledGraph:
                 with suppress(asyncio.CancelledError):
                     await runner
 
+    def _streaming(
+        self,
+        options: RunOptions,
+        mode: StreamMode | Sequence[StreamMode] | None,
+        stream_mode: StreamMode | Sequence[StreamMode] | None,
+        subgraphs: bool,
+    ) -> tuple[RunOptions, LangGraphItems | None]:
+        """The run's stream settings, and LangGraph's item shapes when `stream_mode` asks."""
+        if stream_mode is None:
+            return replace(options, modes=_modes(mode or "updates"), subgraphs=subgraphs), None
+        if mode is not None:
+            raise TypeError(
+                "stream() takes mode= (flowgraph's StreamParts) or stream_mode= (LangGraph's "
+                "dicts and tuples), not both"
+            )
+        items = LangGraphItems(stream_mode, subgraphs=subgraphs, thread_id=options.thread_id)
+        # LangGraph streams a subgraph's tokens and custom data only with subgraphs=True
+        shaped = replace(
+            options, modes=items.engine_modes, subgraphs=subgraphs, passed_up=frozenset()
+        )
+        return shaped, items
+
+    @overload
     def astream(
         self,
         input: Any,
         config: Mapping[str, Any] | None = None,
         *,
-        mode: StreamMode | Sequence[StreamMode] = "updates",
+        mode: StreamMode | Sequence[StreamMode] | None = None,
+        stream_mode: None = None,
+        **options: Unpack[StreamKeywords],
+    ) -> AsyncIterator[StreamPart]: ...
+
+    @overload
+    def astream(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        mode: None = None,
+        stream_mode: StreamMode | Sequence[StreamMode],
+        **options: Unpack[StreamKeywords],
+    ) -> AsyncIterator[Any]: ...
+
+    def astream(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        mode: StreamMode | Sequence[StreamMode] | None = None,
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        subgraphs: bool = False,
         thread_id: str | None = None,
         checkpoint_id: str | None = None,
         recursion_limit: int = 100,
@@ -425,12 +505,8 @@ class CompiledGraph:
         stop: threading.Event | None = None,
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[StreamPart]:
-        """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen.
-
-        `config`, `context` and `configurable` as for `invoke`.
-        """
-        _modes(mode)
+    ) -> AsyncIterator[Any]:
+        """`stream` for async code: the same items, the same laziness."""
         options = self._options(
             thread_id=thread_id,
             checkpoint_id=checkpoint_id,
@@ -445,14 +521,40 @@ class CompiledGraph:
         )
         if config is not None or context is not None or configurable or thread_id is not None:
             self._configure(options, config, context, configurable)
-        return self._astream(input, mode, options)
+        options, items = self._streaming(options, mode, stream_mode, subgraphs)
+        parts = self._astream(input, options)
+        return parts if items is None else items.translate(parts)
+
+    @overload
+    def stream(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        mode: StreamMode | Sequence[StreamMode] | None = None,
+        stream_mode: None = None,
+        **options: Unpack[StreamKeywords],
+    ) -> Iterator[StreamPart]: ...
+
+    @overload
+    def stream(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        mode: None = None,
+        stream_mode: StreamMode | Sequence[StreamMode],
+        **options: Unpack[StreamKeywords],
+    ) -> Iterator[Any]: ...
 
     def stream(
         self,
         input: Any,
         config: Mapping[str, Any] | None = None,
         *,
-        mode: StreamMode | Sequence[StreamMode] = "updates",
+        mode: StreamMode | Sequence[StreamMode] | None = None,
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
+        subgraphs: bool = False,
         thread_id: str | None = None,
         checkpoint_id: str | None = None,
         recursion_limit: int = 100,
@@ -464,12 +566,18 @@ class CompiledGraph:
         stop: threading.Event | None = None,
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
-    ) -> Iterator[StreamPart]:
-        """Run the graph, yielding `StreamPart`s of the requested mode(s) as they happen.
+    ) -> Iterator[Any]:
+        """Run the graph, yielding what happens as it happens, step by step.
 
-        `config`, `context` and `configurable` as for `invoke`.
+        With `mode=` (default "updates"; or a list of modes) each item is a
+        `StreamPart(mode, step, node, data, namespace)`; with LangGraph's
+        `stream_mode=` each item has LangGraph's shape (a dict per step,
+        `(chunk, metadata)` for "messages", `(mode, chunk)` for a list of
+        modes, `(namespace, ...)` with `subgraphs=True`). The stream is lazy:
+        a step starts only once the reader has taken the items of the steps
+        before it, and breaking out of the loop stops the run. `config`,
+        `context` and `configurable` as for `invoke`.
         """
-        _modes(mode)
         options = self._options(
             thread_id=thread_id,
             checkpoint_id=checkpoint_id,
@@ -485,8 +593,11 @@ class CompiledGraph:
         if config is not None or context is not None or configurable or thread_id is not None:
             self._configure(options, config, context, configurable)
         closed = threading.Event()
-        options = replace(options, closed=closed)
-        return iterate_sync(self._astream(input, mode, options), on_close=closed.set)
+        options, items = self._streaming(
+            replace(options, closed=closed), mode, stream_mode, subgraphs
+        )
+        parts = self._astream(input, options)
+        return iterate_sync(parts if items is None else items.translate(parts), on_close=closed.set)
 
     # -- the state API -------------------------------------------------------------
 
@@ -812,8 +923,8 @@ class CompiledGraph:
             scope = current_task.get()
             values = engine.state.defaults()
             # the parent's state (shared fields), or a Send's argument (any child field)
-            values.update({k: v for k, v in outer.items() if k in engine.state.reducers})
-            emit = scope.emit if scope is not None else None
+            given = {k: v for k, v in outer.items() if k in engine.state.reducers}
+            values.update(given)
             run = Run(
                 values=values,
                 tasks=[],
@@ -823,11 +934,14 @@ class CompiledGraph:
                     else random_scope_key()
                 ),
                 usage=scope.usage if scope is not None else RunUsage(),
-                sink=(lambda part: emit(part.mode, part.data)) if emit is not None else None,
-                modes=scope.modes & {"messages"} if scope is not None else frozenset(),
                 write_log=[],
                 parent_task=scope,
             )
+            if scope is not None and isinstance(scope.emit, Emitter):
+                _stream_from(run, scope.emit, f"{scope.node}:{run.scope}")
+                if run.subgraphs and "values" in run.modes and given and run.sink is not None:
+                    # the subgraph's own first values, as LangGraph streams them
+                    run.sink(StreamPart("values", 0, None, engine.state.view(run.values)))
             # a subgraph compiled with a store of its own gives its nodes that one
             own_store = bind_store(self.store) if self.store is not None else None
             try:
@@ -856,3 +970,23 @@ class CompiledGraph:
         subgraph.node_kind = "subgraph"  # type: ignore[attr-defined]
         subgraph.subgraph = self  # type: ignore[attr-defined]
         return subgraph
+
+
+def _stream_from(run: Run, outer: Emitter, segment: str) -> None:
+    """Connect a subgraph node's run to the stream of the run that called it.
+
+    With `subgraphs=True` every part of the subgraph's steps goes up, its
+    namespace starting with `segment` ("node:task id"); otherwise only the
+    modes the caller lets through (`passed_up`), as the node's own parts.
+    """
+    caller = outer.run
+    run.subgraphs = caller.subgraphs
+    run.passed_up = caller.passed_up
+    if caller.subgraphs:
+        sink = outer.sink
+        run.modes = caller.modes
+        run.sink = lambda part: sink(part.nested(segment))
+    else:
+        run.modes = caller.modes & caller.passed_up
+        if run.modes:
+            run.sink = lambda part: outer(part.mode, part.data)

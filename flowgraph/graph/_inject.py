@@ -19,11 +19,11 @@ from flowgraph._context import (
     Runtime,
     current_run,
     current_store,
+    get_stream_writer,
     run_config,
-    write_custom,
 )
 
-__all__ = ["INJECTED", "injected_parameters", "with_injections"]
+__all__ = ["INJECTED", "injected_parameters", "injected_values", "with_injections"]
 
 INJECTED = ("config", "runtime", "store", "writer")
 """The parameter names a node (or a conditional edge's path) may ask the engine to fill."""
@@ -47,18 +47,23 @@ def injected_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
 
 def _runtime() -> Runtime[Any]:
     info = current_run.get()
-    return Runtime(context=None if info is None else info.context, store=current_store.get())
+    return Runtime(
+        context=None if info is None else info.context,
+        store=current_store.get(),
+        stream_writer=get_stream_writer(),
+    )
 
 
 _MAKERS: dict[str, Callable[[], Any]] = {
     "config": run_config,  # also in a conditional edge's path, which runs outside its node
     "runtime": _runtime,
     "store": current_store.get,
-    "writer": lambda: write_custom,
+    "writer": get_stream_writer,
 }
 
 
-def _values(names: tuple[str, ...]) -> dict[str, Any]:
+def injected_values(names: tuple[str, ...]) -> dict[str, Any]:
+    """The values of the parameters `names` (of INJECTED) for the task running now."""
     return {name: _MAKERS[name]() for name in names}
 
 
@@ -69,13 +74,13 @@ def with_injections(
     if is_async:
 
         async def call_async(state: Any) -> Any:
-            return await fn(state, **_values(names))
+            return await fn(state, **injected_values(names))
 
         wrapper: Callable[..., Any] = call_async
     else:
 
         def call(state: Any) -> Any:
-            return fn(state, **_values(names))
+            return fn(state, **injected_values(names))
 
         wrapper = call
     if inspect.isfunction(fn) or inspect.ismethod(fn):

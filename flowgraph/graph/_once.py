@@ -20,7 +20,7 @@ from flowgraph.checkpoint import serde
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.graph._pool import finish_off_loop
 
-__all__ = ["aonce", "call_key", "once"]
+__all__ = ["aonce", "call_key", "once", "recalled"]
 
 T = TypeVar("T")
 _NOTHING: Any = object()
@@ -107,6 +107,19 @@ async def aonce(key: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwar
         else:
             memo.save(full_key, data)
     return value
+
+
+def recalled(key: str) -> tuple[bool, Any]:
+    """Whether `once(key, ...)` in this task already has a result (a retry, a resume), and it.
+
+    For callers that must know before they start the work (a `@task` returns a
+    finished future at once instead of starting a thread).
+    """
+    scope = current_task.get()
+    if scope is None:
+        return False, None
+    found = _recall(_memo(scope), scope.interrupt_path + key)
+    return (False, None) if found is _NOTHING else (True, found)
 
 
 def call_key(prefix: str) -> str:

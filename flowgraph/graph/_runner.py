@@ -33,7 +33,19 @@ if TYPE_CHECKING:
     from flowgraph.graph._builder import Branch
     from flowgraph.graph._schema import StateAdapter
 
-__all__ = ["Engine", "Run", "SubgraphWrites", "run_loop", "start_tasks"]
+__all__ = [
+    "INTERRUPT",
+    "Emitter",
+    "Engine",
+    "Run",
+    "SubgraphWrites",
+    "run_loop",
+    "start_tasks",
+    "stream_pause",
+]
+
+INTERRUPT = "__interrupt__"
+"""The node name of the stream part that says the run paused (its data: the interrupts)."""
 
 
 class SubgraphWrites(list[tuple[str, Any]]):
@@ -51,6 +63,10 @@ class Engine:
     """State fields typed RemainingSteps, set before every step (most graphs have none)."""
 
 
+PASSED_UP = frozenset({"messages", "custom"})
+"""What reaches a stream from inside a subgraph node when its steps are not streamed."""
+
+
 @dataclass(slots=True)
 class Run:
     """Everything that changes while one invocation runs."""
@@ -66,6 +82,12 @@ class Run:
     join_seen: dict[int, set[str]] = field(default_factory=dict)
     sink: Callable[[StreamPart], None] | None = None
     modes: frozenset[str] = frozenset()
+    subgraphs: bool = False
+    """Stream the steps of subgraph nodes too, each part with its namespace."""
+    passed_up: frozenset[str] = PASSED_UP
+    """Without `subgraphs`: the modes whose parts from inside a subgraph node still reach
+    the stream, as that node's own (model tokens and custom data, unless the caller
+    asked for LangGraph's items, where only `subgraphs=True` shows them)."""
     inline_sync: bool = False
     saver: Saver | None = None
     """Writes a checkpoint after every step (None: no checkpointer, no history kept)."""
@@ -99,23 +121,29 @@ class Run:
     """The task of the outer run this (subgraph) run belongs to: its tasks take their
     interrupt answers from it, and a pause is raised up to it."""
 
-    def emitter(self, node: str, step: int) -> Callable[[str, Any], None] | None:
-        """The task-level stream function (`_context.emit`), tagged with node and step."""
-        if self.sink is None:
-            return None
-        return partial(_emit, self.sink, self.modes, step, node)
 
+class Emitter:
+    """A task's stream function (`_context.emit`): its parts tagged with its node and step.
 
-def _emit(
-    sink: Callable[[StreamPart], None],
-    modes: frozenset[str],
-    step: int,
-    node: str,
-    mode: str,
-    data: Any,
-) -> None:
-    if mode in modes:
-        sink(StreamPart(mode, step, node, data))  # type: ignore[arg-type]  # mode is a StreamMode
+    Code that runs on behalf of the task (a subgraph node's run, a `@task`)
+    reaches the run's settings through `run`.
+    """
+
+    __slots__ = ("node", "run", "sink", "step")
+
+    def __init__(self, run: Run, sink: Callable[[StreamPart], None], step: int, node: str) -> None:
+        self.run = run
+        self.sink = sink
+        self.step = step
+        self.node = node
+
+    def __call__(self, mode: str, data: Any) -> None:
+        if mode in self.run.modes:
+            self.sink(StreamPart(mode, self.step, self.node, data))  # type: ignore[arg-type]
+
+    def renamed(self, node: str) -> Emitter:
+        """The same stream, with parts tagged as `node`'s (a `@task` running in the task)."""
+        return Emitter(self.run, self.sink, self.step, node)
 
 
 # -- tasks ----------------------------------------------------------------------
@@ -205,7 +233,7 @@ def _in_task(out: Any) -> Any:
 
 async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
-    emit = None if run.sink is None else run.emitter(task.node, step)
+    emit = None if run.sink is None else Emitter(run, run.sink, step, task.node)
     scope = TaskScope(task.node, step, task.index, run.usage, run.scope, emit, run.modes)
     parent = run.parent_task
     if parent is not None:
@@ -486,6 +514,7 @@ async def run_loop(engine: Engine, run: Run) -> None:
             and tasks
             and any(r.task.node in run.interrupt_after for r in results)
         ):
+            stream_pause(run, ())
             return
 
 
@@ -497,6 +526,7 @@ async def _pause_before(run: Run, paused: Sequence[Task]) -> None:
         )
     markers = {t.index: PendingTask(t.node, breakpoint=True) for t in paused}
     await run.saver.save_pending(markers)
+    stream_pause(run, ())
 
 
 async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -> None:
@@ -553,8 +583,7 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
         await run.saver.save_pending(pending)
     if failure is not None:
         raise failure
-    if run.sink is not None:
-        run.sink(StreamPart("updates", run.step + 1, "__interrupt__", list(run.interrupts)))
+    stream_pause(run, run.interrupts)
 
 
 def _no_parent(node: str) -> InvalidUpdateError:
@@ -566,22 +595,19 @@ def _no_parent(node: str) -> InvalidUpdateError:
     )
 
 
-def _update_of(writes: Sequence[tuple[str, Any]]) -> dict[str, Any]:
-    """A task's writes as one dict; a key written several times (a subgraph) lists all."""
-    update: dict[str, Any] = {}
-    for key, value in writes:
-        if key in update and isinstance(value, list) and isinstance(update[key], list):
-            update[key] = [*update[key], *value]
-        else:
-            update[key] = value
-    return update
-
-
 def _stream_step(engine: Engine, run: Run, results: Sequence[TaskResult]) -> None:
     sink = run.sink
     assert sink is not None
+    state = engine.state
     if "updates" in run.modes:
         for result in results:
-            sink(StreamPart("updates", run.step, result.task.node, _update_of(result.writes)))
-    if "values" in run.modes:
-        sink(StreamPart("values", run.step, None, engine.state.view(run.values)))
+            sink(StreamPart("updates", run.step, result.task.node, state.shown(result.writes)))
+    if "values" in run.modes and any(state.shows(r.writes) for r in results):
+        # as LangGraph does: a step that changed none of the state's fields shows nothing new
+        sink(StreamPart("values", run.step, None, state.view(run.values)))
+
+
+def stream_pause(run: Run, interrupts: Sequence[Interrupt]) -> None:
+    """Tell the stream's reader that the run paused: at `interrupts`, or none at a breakpoint."""
+    if run.sink is not None:
+        run.sink(StreamPart("updates", run.step + 1, INTERRUPT, list(interrupts)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from itertools import count
 from operator import attrgetter
 from typing import Annotated, Any
@@ -103,6 +103,8 @@ class StateAdapter:
         """Fields the engine supplies (`RemainingSteps`): read by nodes, never written or
         stored, by their kind."""
         self._own = frozenset(self.reducers) | frozenset(self.managed)
+        self.visible = self._own
+        """The keys the state's view shows: a step writing none of them changes no view."""
         self._foreign: dict[str, type[Any]] = {}
         """Private keys: the schema that declared each one (for its type)."""
         self.input_keys: frozenset[str] | None = None
@@ -223,6 +225,24 @@ class StateAdapter:
         _set_extra(state, None)
         _set_private(state, None)
         return state
+
+    def shows(self, writes: Sequence[tuple[str, Any]]) -> bool:
+        """Whether `writes` change what the view shows (a "values" stream part is due)."""
+        visible = self.visible
+        return any(key in visible for key, _ in writes)
+
+    def shown(self, writes: Sequence[tuple[str, Any]]) -> Any:
+        """A task's writes as its "updates" stream part shows them: one dict of fields.
+
+        A key written several times (by a subgraph) lists every value it was given.
+        """
+        update: dict[str, Any] = {}
+        for key, value in writes:
+            if key in update and isinstance(value, list) and isinstance(update[key], list):
+                update[key] = [*update[key], *value]
+            else:
+                update[key] = value
+        return update
 
     def output(self, values: dict[str, Any]) -> Any:
         """What a run returns: the state (or the output schema's part of it), detached."""

@@ -22,7 +22,7 @@ from flowgraph._ids import deterministic_id_factory, random_scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, ThreadCache, load
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
-from flowgraph.graph._runner import Engine, Run, start_tasks
+from flowgraph.graph._runner import PASSED_UP, Engine, Run, start_tasks
 from flowgraph.graph._types import START, Budget, Command, StreamPart
 from flowgraph.messages import AIMessage, ToolMessage
 
@@ -51,6 +51,8 @@ class RunOptions:
     inline_sync: bool = False
     sink: Callable[[StreamPart], None] | None = None
     modes: frozenset[str] = frozenset()
+    subgraphs: bool = False
+    passed_up: frozenset[str] = PASSED_UP
     interrupt_before: frozenset[str] = frozenset()
     interrupt_after: frozenset[str] = frozenset()
     stop: threading.Event | None = None
@@ -171,6 +173,8 @@ async def prepare_run(
         recursion_limit=options.recursion_limit,
         sink=options.sink,
         modes=options.modes,
+        subgraphs=options.subgraphs,
+        passed_up=options.passed_up,
         inline_sync=options.inline_sync,
         interrupt_before=options.interrupt_before,
         interrupt_after=options.interrupt_after,
@@ -234,6 +238,9 @@ async def prepare_run(
                 node=START,
             )
         _resume(run, loaded, input)
+        if run.sink is not None and "values" in run.modes:
+            # as LangGraph does: a resumed run first shows the state it goes on from
+            run.sink(StreamPart("values", run.step, None, state.view(run.values)))
         return run
     patches = _unanswered_tool_calls(engine, run.values) if loaded is not None else {}
     await _apply_input(engine, run, input, step=run.step + 1 if loaded else 0, patches=patches)
@@ -336,5 +343,5 @@ async def _apply_input(
         await run.saver.save_step(
             run.values, [result], run.tasks, run.join_seen, run.usage, step, source="input"
         )
-    if run.sink is not None and "values" in run.modes:
+    if run.sink is not None and "values" in run.modes and state.shows(result.writes):
         run.sink(StreamPart("values", step, None, state.view(run.values)))

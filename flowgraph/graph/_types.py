@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
@@ -302,14 +302,66 @@ def _checkpoint_config(thread_id: str | None, checkpoint_id: str | None) -> dict
     return {"configurable": configurable}
 
 
-StreamMode = Literal["updates", "values", "messages", "events"]
+StreamMode = Literal["updates", "values", "messages", "custom", "events"]
 
 
 @dataclass(frozen=True, slots=True)
 class StreamPart:
-    """One item of `stream()`: what happened (`mode`), when (`step`), where (`node`)."""
+    """One item of `stream()`: what happened (`mode`), when (`step`), where (`node`).
+
+    `namespace` says which subgraph it comes from: `()` for the graph that was
+    called, `("child:<task id>",)` for a step of the subgraph node `child`
+    (one entry per level of nesting). Only `stream(..., subgraphs=True)` yields
+    parts of subgraph steps; `step` and `node` are then the subgraph's own.
+    """
 
     mode: StreamMode
     step: int
     node: str | None
     data: Any = field(default=None)
+    namespace: tuple[str, ...] = ()
+
+    def nested(self, segment: str) -> StreamPart:
+        """This part as seen one level up: `segment` ("node:task id") goes in front."""
+        return StreamPart(self.mode, self.step, self.node, self.data, (segment, *self.namespace))
+
+    # LangGraph's default stream yields {node: update} dicts (and "values" the state), which
+    # ported loops read as mappings: `for update in chunk.values()`, `chunk["messages"]`.
+    # An "updates" or "values" part reads the same way.
+
+    def _mapping(self) -> Mapping[str, Any]:
+        if self.mode == "updates":
+            return {str(self.node): self.data}
+        if self.mode == "values":
+            data = self.data
+            if isinstance(data, Mapping):
+                return data
+            fields = getattr(data, "__dict__", None)  # a pydantic state: its fields
+            if isinstance(fields, dict):
+                return fields
+        raise TypeError(
+            f"A {self.mode!r} StreamPart does not read as a mapping; use part.data "
+            "(or stream(..., stream_mode=...) for LangGraph's items)"
+        )
+
+    def __getitem__(self, key: str) -> Any:
+        """`part["agent"]` (updates: the node's update) or `part["messages"]` (values)."""
+        return self._mapping()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._mapping()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._mapping())
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._mapping().get(key, default)
+
+    def keys(self) -> KeysView[str]:
+        return self._mapping().keys()
+
+    def values(self) -> ValuesView[Any]:
+        return self._mapping().values()
+
+    def items(self) -> ItemsView[str, Any]:
+        return self._mapping().items()

@@ -28,7 +28,13 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import flowgraph._hooks as _hooks
-from flowgraph._context import charge_model_call, current_task, emit, record_tokens
+from flowgraph._context import (
+    charge_model_call,
+    current_task,
+    emit,
+    listening,
+    record_tokens,
+)
 from flowgraph._ids import new_message_id
 from flowgraph.errors import InvalidMessageError
 from flowgraph.messages import (
@@ -408,11 +414,11 @@ class BaseChatModel(ABC):
     and, when they talk HTTP, the clients; everything else is here.
 
     `invoke` asks for the whole reply at once, unless the model was made
-    with `streaming=True` or the call has a `handler`: then it streams under
-    the hood so tokens reach the handler and a running graph's "messages"
-    stream as they arrive. Without streaming, a running graph receives the
-    whole reply as one chunk. Either way `invoke` returns a complete message
-    or raises; it never returns half a reply.
+    with `streaming=True`, the call has a `handler`, or it is called inside
+    a run whose caller streams "messages": then it streams under the hood
+    so tokens reach the handler and the run's "messages" stream as they
+    arrive. Either way `invoke` returns a complete message or raises; it
+    never returns half a reply.
     """
 
     provider: ClassVar[str] = "custom"
@@ -562,7 +568,9 @@ class BaseChatModel(ABC):
     # -- shared preparation
 
     def _streams(self, handler: StreamingHandler | None) -> bool:
-        return self.streaming or handler is not None
+        # inside a run whose caller streams "messages", the reply streams too: its tokens
+        # reach the caller as they arrive, and invoke still returns the whole reply
+        return self.streaming or handler is not None or listening("messages")
 
     def _session(
         self,

@@ -17,7 +17,7 @@ from starlette.routing import Route
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.checkpoint.memory import MemoryCheckpointer
 from flowgraph.graph import CompiledGraph, StateGraph
-from flowgraph.server import _assistants, _runs, _threads
+from flowgraph.server import _assistants, _runs, _threads, _ui
 from flowgraph.server._auth import TokenAuth
 from flowgraph.server._context import ServerContext
 from flowgraph.server._executor import RunManager
@@ -147,6 +147,7 @@ def create_app(
         *_assistants.ROUTES,
         *_threads.ROUTES,
         *_runs.ROUTES,
+        *_ui.ROUTES,
     ]
     asgi = Starlette(
         routes=routes,

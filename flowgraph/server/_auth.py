@@ -16,8 +16,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["OPEN_PATHS", "TokenAuth", "is_loopback"]
 
-OPEN_PATHS = ("/ok", "/info")
-OPEN_PREFIXES = ("/ui",)
+OPEN_PATHS = ("/ok", "/info", "/ui")
+OPEN_PREFIXES = ("/ui/",)
+"""The inspector's static files: the page asks for the token and sends it itself."""
 
 
 def is_loopback(host: str) -> bool:

@@ -30,7 +30,7 @@ from flowgraph.server._queue import QUEUE_OWNER, CeleryQueue
 from flowgraph.server._registry import FINISHED, Registry, RunRecord
 from flowgraph.server._rollback import roll_back
 from flowgraph.server._stream import Translator, engine_modes
-from flowgraph.server._wire import input_from_wire, interrupt_to_wire, run_json, to_wire
+from flowgraph.server._wire import input_from_wire, run_json, snapshot_to_wire, to_wire
 
 __all__ = ["LocalRun", "RunManager", "lost_error"]
 
@@ -39,8 +39,6 @@ _T = TypeVar("_T")
 _ENGINE_MODES = frozenset(get_args(StreamMode))
 _CONFIG_KEYS = frozenset({"configurable", "recursion_limit", "tags", "metadata", "run_name"})
 """The keys of a run's config the engine reads (it refuses others; the wire may carry any)."""
-_STATE_MODES = frozenset({"values", "debug", "events"})
-"""Modes whose events show the state a run starts from."""
 RETAIN_S = 300.0
 """How long a finished run's events stay in memory for join_stream replays."""
 
@@ -369,13 +367,6 @@ class RunManager:
                 await asyncio.to_thread(app.update_state, record.thread_id, update)
             for event, data in translator.start(to_wire(record.kwargs.get("input"))):
                 local.push(event, data)
-            if (input is None or isinstance(input, Command)) and modes & _STATE_MODES:
-                # a resume: the state it starts from comes first, as LangGraph streams it
-                snapshot = await asyncio.to_thread(app.get_state, record.thread_id)
-                if snapshot.checkpoint_id is not None:
-                    start = StreamPart("values", snapshot.step, None, snapshot.values)
-                    for event, data in translator.feed(start):
-                        local.push(event, data)
             async for part in self._open(app, input, record, local.stop):
                 for event, data in translator.feed(part):
                     local.push(event, data)
@@ -404,12 +395,7 @@ class RunManager:
                     status, thread_status = "error", "error"
                     local.final = dumps({"__error__": error})
                 else:
-                    values = to_wire(snapshot.values) if snapshot.checkpoint_id else {}
-                    if snapshot.interrupts:
-                        values["__interrupt__"] = [
-                            interrupt_to_wire(i) for i in snapshot.interrupts
-                        ]
-                    local.final = dumps(values)
+                    local.final = dumps(snapshot_to_wire(snapshot))
                     status = "interrupted" if stopped else "success"
                     paused = bool(snapshot.interrupts or snapshot.next) and not stopped
                     thread_status = "interrupted" if paused else "idle"

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from flowgraph.graph import CompiledGraph
+from flowgraph.graph import CompiledGraph, Entrypoint
 from flowgraph.server._http import ApiError
 from flowgraph.server._wire import iso
 
@@ -41,6 +41,11 @@ class GraphEntry:
     @property
     def message_fields(self) -> frozenset[str]:
         return self.app.engine.state.message_fields
+
+    @property
+    def any_input(self) -> bool:
+        """An `@entrypoint` takes any JSON value as its input, not only an object of fields."""
+        return isinstance(self.app, Entrypoint)
 
     def assistant(self) -> dict[str, Any]:
         when = iso(self.created_at)

@@ -32,7 +32,7 @@ from flowgraph.server._http import (
 from flowgraph.server._queue import UNSUPPORTED
 from flowgraph.server._registry import FINISHED, RunRecord, ThreadRecord
 from flowgraph.server._stream import STREAM_MODES, encode_sse
-from flowgraph.server._wire import input_from_wire, interrupt_to_wire, run_json, to_wire
+from flowgraph.server._wire import input_from_wire, run_json, snapshot_to_wire, to_wire
 
 __all__ = ["ROUTES"]
 
@@ -76,7 +76,7 @@ async def _new_run(server: ServerContext, request: Request, thread_id: str | Non
     body = Fields(data)
     entry = server.graphs.get(body.required_str("assistant_id"))
     raw_input = body.raw("input")
-    if raw_input is not None and not isinstance(raw_input, dict):
+    if raw_input is not None and not isinstance(raw_input, dict) and not entry.any_input:
         body.fail("input", "an object")
     command = body.obj("command")
     if command is not None:
@@ -251,10 +251,7 @@ async def _result(server: ServerContext, run_id: str, thread: ThreadRecord | Non
     snapshot = await server.snapshot(current)
     if snapshot is None or snapshot.checkpoint_id is None:
         return b"{}"
-    values = to_wire(snapshot.values)
-    if snapshot.interrupts:
-        values["__interrupt__"] = [interrupt_to_wire(i) for i in snapshot.interrupts]
-    return dumps(values)
+    return dumps(snapshot_to_wire(snapshot))
 
 
 async def _waiting(

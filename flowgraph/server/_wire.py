@@ -49,6 +49,7 @@ __all__ = [
     "message_from_wire",
     "message_to_wire",
     "run_json",
+    "snapshot_to_wire",
     "state_to_wire",
     "task_id",
     "to_wire",
@@ -171,6 +172,19 @@ def chunk_to_wire(chunk: AIMessageChunk) -> dict[str, Any]:
 
 def interrupt_to_wire(interrupt: Interrupt) -> dict[str, Any]:
     return {"value": to_wire(interrupt.value), "id": interrupt.id}
+
+
+def snapshot_to_wire(snapshot: StateSnapshot) -> Any:
+    """A thread's values as a run's result: `__interrupt__` added when it is paused there.
+
+    A paused run whose state is not an object (an `@entrypoint`'s) gives just
+    `{"__interrupt__": [...]}`, as LangGraph Server answers.
+    """
+    values = to_wire(snapshot.values) if snapshot.checkpoint_id else {}
+    if snapshot.interrupts:
+        kept = values if isinstance(values, dict) else {}
+        values = {**kept, "__interrupt__": [interrupt_to_wire(i) for i in snapshot.interrupts]}
+    return values
 
 
 def to_wire(value: Any) -> Any:

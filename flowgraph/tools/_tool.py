@@ -24,6 +24,7 @@ from flowgraph._context import (
     ToolRuntime,
     current_run,
     current_store,
+    get_stream_writer,
     run_config,
 )
 from flowgraph.errors import ToolError
@@ -391,6 +392,7 @@ def _tool_runtime(state: Any, tool_call_id: str | None, store: Any) -> ToolRunti
     return ToolRuntime(
         context=None if info is None else info.context,
         store=store if store is not None else current_store.get(),
+        stream_writer=get_stream_writer(),
         state=state,
         config=run_config(),
         tool_call_id=tool_call_id,

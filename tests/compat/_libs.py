@@ -60,6 +60,9 @@ class Lib:
     InjectedToolCallId: Any
     InMemoryStore: Any
     BaseStore: Any
+    get_stream_writer: Any
+    entrypoint: Any
+    task: Any
     checkpointer: Any
     """A factory of in-memory checkpointers (MemoryCheckpointer / InMemorySaver)."""
     scripted_model: Any
@@ -73,6 +76,20 @@ class Lib:
         if self.name == "flowgraph":
             return app.invoke(input, thread_id=thread_id)
         return app.invoke(input, {"configurable": {"thread_id": thread_id}})
+
+    def stream(self, app: Any, input: Any, thread_id: str | None = None, **options: Any) -> Any:
+        """`app.stream(input, stream_mode=..., ...)`, on a thread when one is named."""
+        if thread_id is None:
+            return app.stream(input, **options)
+        if self.name == "flowgraph":
+            return app.stream(input, thread_id=thread_id, **options)
+        return app.stream(input, {"configurable": {"thread_id": thread_id}}, **options)
+
+    def state(self, app: Any, thread_id: str) -> Any:
+        """`app.get_state(...)` of a thread (LangGraph: by `config`)."""
+        if self.name == "flowgraph":
+            return app.get_state(thread_id)
+        return app.get_state({"configurable": {"thread_id": thread_id}})
 
 
 SHARED = (
@@ -108,6 +125,9 @@ SHARED = (
     "InjectedToolCallId",
     "InMemoryStore",
     "BaseStore",
+    "get_stream_writer",
+    "entrypoint",
+    "task",
 )
 """The names a program imports: from `flowgraph`, or from LangGraph's and LangChain's modules."""
 FLOWGRAPH_HOMES = {"flowgraph.store": ("InMemoryStore", "BaseStore")}
@@ -115,6 +135,8 @@ FLOWGRAPH_HOMES = {"flowgraph.store": ("InMemoryStore", "BaseStore")}
 LANGGRAPH_HOMES = {
     "langgraph.graph": ("StateGraph", "START", "END", "MessagesState", "add_messages"),
     "langgraph.types": ("Command", "Send", "RetryPolicy", "interrupt", "CachePolicy"),
+    "langgraph.config": ("get_config", "get_stream_writer"),
+    "langgraph.func": ("entrypoint", "task"),
     "langgraph.prebuilt": (
         "ToolNode",
         "tools_condition",
@@ -126,7 +148,6 @@ LANGGRAPH_HOMES = {
     "langchain_core.tools": ("tool", "InjectedToolCallId"),
     "langchain_core.runnables": ("RunnableConfig",),
     "langgraph.runtime": ("Runtime", "get_runtime"),
-    "langgraph.config": ("get_config",),
     "langgraph.managed": ("RemainingSteps",),
     "langgraph.cache.memory": ("InMemoryCache",),
     "langgraph.store.memory": ("InMemoryStore",),

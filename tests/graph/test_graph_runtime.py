@@ -357,3 +357,17 @@ def test_a_resumed_run_reads_the_context_it_is_given_not_the_first_run_s() -> No
     assert [i.value for i in paused["__interrupt__"]] == ["ada?"]
     done = app.invoke(Command(resume="yes"), thread_id="r", context=Ctx("bob"))
     assert done["log"] == ["bob said yes"]  # nothing of the first run's context was kept
+
+
+def test_an_entrypoint_takes_config_and_runtime_too() -> None:
+    from flowgraph import entrypoint
+
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def greet(name: str, *, config: RunnableConfig, runtime: Runtime[Ctx]) -> str:
+        thread = config["configurable"]["thread_id"]
+        return f"{name} on {thread} for {runtime.context.user}, after {runtime.previous}"
+
+    first = greet.invoke("hi", {"configurable": {"thread_id": "e"}}, context=Ctx("ada"))
+    assert first == "hi on e for ada, after None"
+    again = greet.invoke("hey", thread_id="e", context=Ctx("bob"))
+    assert again == f"hey on e for bob, after {first}"

@@ -11,8 +11,19 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-from flowgraph import END, START, AIMessage, MessagesState, StateGraph, StreamPart
+from flowgraph import (
+    END,
+    START,
+    AIMessage,
+    HumanMessage,
+    MessagesState,
+    ScriptedChatModel,
+    StateGraph,
+    StreamPart,
+    get_stream_writer,
+)
 from flowgraph._context import emit
+from flowgraph.checkpoint import MemoryCheckpointer
 
 TIMEOUT = 5.0
 
@@ -95,7 +106,7 @@ def test_astream_matches_stream() -> None:
 
 
 def test_several_modes_at_once_interleave_by_step() -> None:
-    parts = list(diamond().stream({}, mode=["updates", "values"]))
+    parts = list(diamond().stream({"count": 1}, mode=["updates", "values"]))
     assert [(p.mode, p.step, p.node) for p in parts] == [
         ("values", 0, None),
         ("updates", 1, "a"),
@@ -348,3 +359,205 @@ def test_exceptions_propagate_out_of_stream_and_astream() -> None:
 def test_invalid_input_raises_from_stream() -> None:
     with pytest.raises(ValueError):
         list(diamond().stream({"count": "many"}))
+
+
+# ------------------------------------------------------------------ custom
+
+
+def writing(name: str) -> Any:
+    def node(state: State) -> dict[str, Any]:
+        writer = get_stream_writer()
+        writer(f"{name} started")
+        writer({"node": name, "done": True})
+        return {"trail": [name]}
+
+    return node
+
+
+def test_custom_mode_yields_what_nodes_write_tagged_with_node_and_step() -> None:
+    app = chain({"a": writing("a"), "b": writing("b")})
+    parts = list(app.stream({}, mode="custom"))
+    assert [(p.mode, p.step, p.node, p.data) for p in parts] == [
+        ("custom", 1, "a", "a started"),
+        ("custom", 1, "a", {"node": "a", "done": True}),
+        ("custom", 2, "b", "b started"),
+        ("custom", 2, "b", {"node": "b", "done": True}),
+    ]
+    updates = [p for p in app.stream({}, mode=["custom", "updates"]) if p.mode == "updates"]
+    assert [p.node for p in updates] == ["a", "b"]
+
+
+def test_a_stream_writer_nobody_listens_to_does_nothing() -> None:
+    app = chain({"a": writing("a")})
+    assert app.invoke({}).trail == ["a"]
+    assert [p.mode for p in app.stream({}, mode="updates")] == ["updates"]
+    get_stream_writer()("outside a run")  # no error, nowhere to go
+
+
+# ------------------------------------------------------------------ values as LangGraph emits
+
+
+def test_values_skip_an_input_and_steps_that_write_nothing() -> None:
+    app = chain({"a": mark("a"), "quiet": lambda s: None, "b": mark("b")})
+    parts = list(app.stream({}, mode="values"))
+    assert [(p.step, p.data.trail) for p in parts] == [(1, ["a"]), (3, ["a", "b"])]
+
+
+def test_a_resumed_run_first_streams_the_state_it_goes_on_from() -> None:
+    g = StateGraph(State)
+    g.add_sequence([("a", mark("a")), ("b", mark("b"))])
+    g.add_edge(START, "a")
+    app = g.compile(checkpointer=MemoryCheckpointer(), interrupt_before=["b"])
+    first = list(app.stream({"count": 1}, thread_id="t", mode=["values", "updates"]))
+    assert [(p.mode, p.step, p.node) for p in first] == [
+        ("values", 0, None),
+        ("updates", 1, "a"),
+        ("values", 1, None),
+        ("updates", 2, "__interrupt__"),  # a breakpoint: the pause, with no interrupts
+    ]
+    assert first[-1].data == []
+    resumed = list(app.stream(None, thread_id="t", mode="values"))
+    assert [(p.step, p.data.trail) for p in resumed] == [(1, ["a"]), (2, ["a", "b"])]
+
+
+# ------------------------------------------------------------------ laziness
+
+
+def test_no_node_runs_while_the_reader_handles_an_item_sync_and_async() -> None:
+    ran: list[str] = []
+    names = ("a", "b", "c")
+
+    def seen_by_reader(parts: list[tuple[str | None, list[str]]]) -> None:
+        assert parts == [("a", ["a"]), ("b", ["a", "b"]), ("c", ["a", "b", "c"])]
+
+    for is_async in (False, True):
+        app = chain({n: recorder(ran, n, is_async=is_async) for n in names})
+        ran.clear()
+        got = []
+        for part in app.stream({}):
+            threading.Event().wait(0.02)  # a slow reader
+            got.append((part.node, list(ran)))
+        seen_by_reader(got)
+
+        async def main(app: Any = app) -> list[tuple[str | None, list[str]]]:
+            got = []
+            async for part in app.astream({}):
+                await asyncio.sleep(0.02)
+                got.append((part.node, list(ran)))
+            return got
+
+        ran.clear()
+        seen_by_reader(asyncio.run(main()))
+
+
+def test_breaking_out_runs_nothing_more() -> None:
+    ran: list[str] = []
+    app = chain({n: recorder(ran, n, is_async=False) for n in ("a", "b", "c")})
+    for _ in app.stream({}):
+        break
+    threading.Event().wait(0.05)
+    assert ran == ["a"]
+
+    async def main() -> None:
+        stream = app.astream({})
+        async for _ in stream:
+            break
+        await stream.aclose()  # type: ignore[attr-defined]
+        await asyncio.sleep(0.05)
+
+    ran.clear()
+    asyncio.run(main())
+    assert ran == ["a"]
+
+
+# ------------------------------------------------------------------ subgraphs
+
+
+def nested_app() -> Any:
+    """outer -> middle (a subgraph) -> inner (a subgraph of it) -> leaf."""
+    leaf = StateGraph(State)
+    leaf.add_node("leaf", writing("leaf"))
+    leaf.add_edge(START, "leaf")
+    middle = StateGraph(State)
+    middle.add_node("inner", leaf.compile())
+    middle.add_edge(START, "inner")
+    top = StateGraph(State)
+    top.add_node("outer", mark("outer"))
+    top.add_node("middle", middle.compile())
+    top.add_edge(START, "outer").add_edge("outer", "middle")
+    return top.compile()
+
+
+def test_subgraph_steps_stream_with_their_namespace() -> None:
+    parts = list(nested_app().stream({}, mode=["updates", "custom"], subgraphs=True))
+    seen = [(tuple(s.split(":")[0] for s in p.namespace), p.mode, p.node) for p in parts]
+    assert seen == [
+        ((), "updates", "outer"),
+        (("middle", "inner"), "custom", "leaf"),
+        (("middle", "inner"), "custom", "leaf"),
+        (("middle", "inner"), "updates", "leaf"),
+        (("middle",), "updates", "inner"),
+        ((), "updates", "middle"),
+    ]
+    ids = {p.namespace for p in parts if p.namespace}
+    assert len({ns[0] for ns in ids}) == 1  # one task id for the middle node's run
+    assert all(len(s.split(":")[1]) == 16 for ns in ids for s in ns)
+
+
+def test_without_subgraphs_custom_data_comes_as_the_subgraph_nodes_own() -> None:
+    parts = list(nested_app().stream({}, mode="custom"))
+    assert [(p.node, p.step, p.namespace, p.data) for p in parts] == [
+        ("middle", 2, (), "leaf started"),
+        ("middle", 2, (), {"node": "leaf", "done": True}),
+    ]
+
+
+# ------------------------------------------------------------------ models inside nodes
+
+
+def test_a_model_invoked_in_a_node_streams_when_the_caller_listens() -> None:
+    model = ScriptedChatModel(["Rain is coming to Bergen tonight."] * 4)
+    alone = ScriptedChatModel(["Rain is coming to Bergen tonight."]).invoke("hi")
+    returned: list[AIMessage] = []
+
+    def sync_node(state: State) -> dict[str, Any]:
+        returned.append(model.invoke(state.messages))
+        return {"messages": [returned[-1]]}
+
+    async def async_node(state: State) -> dict[str, Any]:
+        returned.append(await model.ainvoke(state.messages))
+        return {"messages": [returned[-1]]}
+
+    for node in (sync_node, async_node):
+        app = chain({"model": node})
+        parts = list(app.stream({"messages": [HumanMessage("hi")]}, mode="messages"))
+        assert len(parts) > 2 and {p.node for p in parts} == {"model"}
+        assert sum(p.data for p in parts).to_message() == returned[-1]  # what invoke returned
+        assert returned[-1].text == alone.text and returned[-1].usage == alone.usage
+        assert model.requests[-1].stream
+        app.invoke({"messages": [HumanMessage("hi")]})  # nobody listens: one whole reply
+        assert not model.requests[-1].stream
+
+
+# ------------------------------------------------------------------ LangGraph's shapes
+
+
+def test_a_part_reads_as_langgraphs_dict_for_updates_and_values() -> None:
+    app = chain({"a": mark("a")})
+    update, values = list(app.stream({"count": 1}, mode=["updates", "values"]))[1:]
+    assert dict(update) == {"a": {"trail": ["a"], "count": 2}}
+    assert update["a"]["count"] == 2 and "a" in update and list(update) == ["a"]
+    assert values["trail"] == ["a"] and values.get("count") == 2 and "nope" not in values
+    assert [k for k, _ in values.items()] == list(values.keys())
+    (message,) = list(chain({"model": async_model}).stream({}, mode="messages"))[:1]
+    with pytest.raises(TypeError, match=r"part\.data"):
+        message["x"]
+
+
+def test_stream_mode_and_mode_are_not_given_together() -> None:
+    with pytest.raises(TypeError, match="not both"):
+        diamond().stream({}, mode="updates", stream_mode="updates")
+    with pytest.raises(ValueError, match='mode="events"'):
+        diamond().stream({}, stream_mode="debug")
+    with pytest.raises(ValueError, match="Unknown stream mode"):
+        diamond().stream({}, stream_mode=["values", "tokens"])  # type: ignore[list-item]

@@ -164,10 +164,16 @@ def test_a_streamed_reply_reaches_the_graphs_messages_stream_with_one_id() -> No
     assert [m.text for m in final] == ["hi", "Hello from the graph.", "Second reply."]
 
 
-def test_invoke_inside_a_graph_sends_the_whole_reply_as_one_chunk() -> None:
-    app = graph_with(ScriptedChatModel(["A.", "B."]))
-    parts = [p for p in app.stream({"messages": ["hi"]}, mode="messages")]
-    assert [(p.node, p.data.text) for p in parts] == [("agent", "A."), ("again", "B.")]
+def test_invoke_inside_a_graph_streams_when_the_caller_listens_to_messages() -> None:
+    model = ScriptedChatModel(["A b.", "C."])
+    app = graph_with(model)
+    parts = [p for p in app.stream({"messages": ["hi"]}, mode="messages") if p.data.text]
+    assert [(p.node, p.data.text) for p in parts] == [
+        ("agent", "A "),
+        ("agent", "b."),
+        ("again", "C."),
+    ]
+    assert [r.stream for r in model.requests] == [True, True]
 
 
 def test_a_streaming_model_streams_under_invoke_too() -> None:

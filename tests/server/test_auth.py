@@ -31,11 +31,14 @@ def test_requests_without_the_token_are_refused(serve: Serve, connect: Connect) 
         f"{server.url}/assistants/search", json={}, headers={"Authorization": f"Bearer {TOKEN}"}
     )
     open_paths = [httpx.get(f"{server.url}{p}").status_code for p in ("/ok", "/info")]
+    # the inspector's files are open (the page asks for the token); nothing else is
+    near_ui = [httpx.get(f"{server.url}{p}").status_code for p in ("/ui/", "/uifoo")]
 
     assert waited.value.response.status_code == 401
     assert [a["graph_id"] for a in right.assistants.search()] == ["agent"]
     assert bearer.status_code == 200 and bearer.json()[0]["graph_id"] == "agent"
     assert open_paths == [200, 200]
+    assert near_ui == [200, 401]
     out = right.runs.wait(None, "agent", input={"messages": [("user", "hi")]})
     assert out["messages"][-1]["content"] == "echo: hi"
 
