@@ -371,3 +371,21 @@ def test_an_entrypoint_takes_config_and_runtime_too() -> None:
     assert first == "hi on e for ada, after None"
     again = greet.invoke("hey", thread_id="e", context=Ctx("bob"))
     assert again == f"hey on e for bob, after {first}"
+
+
+def test_writer_and_runtime_stream_writer_send_to_the_custom_mode() -> None:
+    def node(state: Log, writer: Any, runtime: Runtime[Ctx]) -> dict[str, Any]:
+        writer({"progress": "half"})
+        runtime.stream_writer({"progress": "done"})
+        return {"log": ["ok"]}
+
+    app = one_node(node)
+    parts = list(app.stream({"log": []}, mode="custom"))
+    assert [(p.node, p.data) for p in parts] == [
+        ("node", {"progress": "half"}),
+        ("node", {"progress": "done"}),
+    ]
+    # LangGraph's spelling, items as LangGraph yields them
+    items = list(app.stream({"log": []}, stream_mode="custom"))
+    assert items == [{"progress": "half"}, {"progress": "done"}]
+    assert app.invoke({"log": []}) == {"log": ["ok"]}  # nobody reads "custom": nothing sent
