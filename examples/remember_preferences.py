@@ -16,55 +16,79 @@ From the command line, two runs are two threads; the second remembers the first:
     flowgraph run examples/remember_preferences.py "I'm vegetarian and like window seats."
     flowgraph run examples/remember_preferences.py "Book me a flight to Lisbon on Friday."
 
-`app` below is what `flowgraph run` (and `draw`) loads. Its tools keep the
-preferences in the file FLOWGRAPH_DB names (default ./flowgraph.db, the
-CLI's own store): give the store with FLOWGRAPH_DB rather than --db.
+`app` below is what `flowgraph run` (and `draw`) loads. It is compiled with a
+long-term store, so the CLI runs it with the store at its own location:
+the file (or URL) `--db` or FLOWGRAPH_DB names, default ./flowgraph.db,
+beside the checkpoints. The tools receive that store through an
+`InjectedStore` parameter, and the user they remember for through
+`ToolRuntime.context` (`invoke(..., context=User("ada"))`; the CLI gives
+none, so the default user).
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from flowgraph import CompiledGraph, HumanMessage, Tool, create_react_agent, tool
+from flowgraph import (
+    CompiledGraph,
+    HumanMessage,
+    InjectedStore,
+    ToolRuntime,
+    create_react_agent,
+    tool,
+)
 from flowgraph.checkpoint import open_checkpointer
 from flowgraph.models import ScriptedChatModel, init_chat_model
-from flowgraph.store import BaseStore, open_store
+from flowgraph.store import BaseStore, InMemoryStore, open_store
 
 
-def preference_tools(store: Callable[[], BaseStore], user_id: str) -> list[Tool]:
-    """Tools that read and write one user's preferences in the long-term store `store()`."""
-    namespace = ("users", user_id, "preferences")
+@dataclass(frozen=True)
+class User:
+    """Who the agent talks to this run: `invoke(..., context=User("ada"))`."""
 
-    @tool
-    def remember(topic: str, preference: str) -> str:
-        """Save a lasting preference of the user (diet, seat, language...).
+    user_id: str = "ada"
 
-        Args:
-            topic: One word naming what the preference is about, e.g. "seat".
-            preference: The preference itself, e.g. "window seat".
-        """
-        value = {"topic": topic.lower(), "preference": preference}
-        store().put(namespace, topic.lower(), value)
-        return f"saved {topic}"
 
-    @tool
-    def recall(query: str) -> str:
-        """Look up the user's saved preferences that match a few words.
+def _namespace(runtime: ToolRuntime[User]) -> tuple[str, ...]:
+    user = runtime.context or User()  # the CLI passes no context: the default user
+    return ("users", user.user_id, "preferences")
 
-        Args:
-            query: Words about what to look up, e.g. "seat diet".
-        """
-        found = store().search(namespace, query=query)
-        return "; ".join(f"{i.value['topic']}: {i.value['preference']}" for i in found) or "none"
 
-    return [remember, recall]
+@tool
+def remember(
+    topic: str,
+    preference: str,
+    store: Annotated[BaseStore, InjectedStore()],
+    runtime: ToolRuntime[User],
+) -> str:
+    """Save a lasting preference of the user (diet, seat, language...).
+
+    Args:
+        topic: One word naming what the preference is about, e.g. "seat".
+        preference: The preference itself, e.g. "window seat".
+    """
+    value = {"topic": topic.lower(), "preference": preference}
+    store.put(_namespace(runtime), topic.lower(), value)
+    return f"saved {topic}"
+
+
+@tool
+def recall(
+    query: str, store: Annotated[BaseStore, InjectedStore()], runtime: ToolRuntime[User]
+) -> str:
+    """Look up the user's saved preferences that match a few words.
+
+    Args:
+        query: Words about what to look up, e.g. "seat diet".
+    """
+    found = store.search(_namespace(runtime), query=query)
+    return "; ".join(f"{i.value['topic']}: {i.value['preference']}" for i in found) or "none"
 
 
 HEARD = {"vegetarian": ("diet", "vegetarian"), "vegan": ("diet", "vegan")}
@@ -105,36 +129,32 @@ def pick_model() -> Any:
     return ScriptedChatModel(scripted_reply)
 
 
-def build_app(store: Callable[[], BaseStore], user_id: str) -> CompiledGraph:
-    """The agent of one user, with tools on the long-term store `store()`."""
+def build_app(store: BaseStore) -> CompiledGraph:
+    """The agent, its tools on the long-term store `store` (`compile(store=...)`)."""
     return create_react_agent(
         pick_model(),
-        preference_tools(store, user_id),
+        [remember, recall],
         system="You are a travel assistant. Save lasting preferences; recall them before booking.",
+        store=store,
+        context_schema=User,
     )
 
 
-@functools.cache
-def cli_store() -> BaseStore:
-    """The store of `flowgraph run`: the file (or URL) FLOWGRAPH_DB names, by default the
-    CLI's own ./flowgraph.db, beside its checkpoints. Opened by the first tool call, so
-    importing this file opens nothing."""
-    return open_store(os.environ.get("FLOWGRAPH_DB") or "flowgraph.db")
-
-
-app = build_app(cli_store, "ada")
+# the CLI swaps this in-memory store for the one at its --db location
+app = build_app(InMemoryStore())
 
 
 def main() -> int:
     db = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp()) / "app.db"
     store = open_store(db)  # the same file holds the checkpoints
-    agent = build_app(lambda: store, "ada").with_checkpointer(open_checkpointer(db))
+    agent = build_app(store).with_checkpointer(open_checkpointer(db))
     for thread, text in [
         ("monday", "I'm vegetarian, and I always want a window seat."),
         ("friday", "Book me a flight to Lisbon on Friday."),
     ]:
         print(f"[{thread}] user > {text}")
-        for part in agent.stream({"messages": [HumanMessage(text)]}, thread_id=thread):
+        turn = {"messages": [HumanMessage(text)]}
+        for part in agent.stream(turn, thread_id=thread, context=User("ada")):
             for message in part.data.get("messages", []):
                 if message.type == "ai" and message.tool_calls:
                     for call in message.tool_calls:

@@ -42,19 +42,26 @@ if TYPE_CHECKING:
         END,
         START,
         Budget,
+        CachePolicy,
         Command,
         CompiledGraph,
         Entrypoint,
+        InMemoryCache,
         Interrupt,
         RetryPolicy,
+        RunnableConfig,
+        Runtime,
         Send,
         StateGraph,
         StateSnapshot,
         StreamMode,
         StreamPart,
         TaskFuture,
+        ToolRuntime,
         aonce,
         entrypoint,
+        get_config,
+        get_runtime,
         get_stream_writer,
         interrupt,
         once,
@@ -117,7 +124,7 @@ if TYPE_CHECKING:
     )
     from flowgraph.prompts import PromptTemplate, SystemPromptTemplate
     from flowgraph.reducers import MessageList, add_messages
-    from flowgraph.state import MessagesState
+    from flowgraph.state import MessagesState, RemainingSteps
     from flowgraph.tools import InjectedState, InjectedStore, InjectedToolCallId, Tool, tool
     from flowgraph.viz import (
         Diagram,
@@ -137,19 +144,26 @@ _LAZY = {
     "END": "flowgraph.graph",
     "START": "flowgraph.graph",
     "Budget": "flowgraph.graph",
+    "CachePolicy": "flowgraph.graph",
     "Command": "flowgraph.graph",
     "CompiledGraph": "flowgraph.graph",
     "Entrypoint": "flowgraph.graph",
+    "InMemoryCache": "flowgraph.graph",
     "Interrupt": "flowgraph.graph",
     "RetryPolicy": "flowgraph.graph",
+    "RunnableConfig": "flowgraph.graph",
+    "Runtime": "flowgraph.graph",
     "Send": "flowgraph.graph",
     "StateGraph": "flowgraph.graph",
     "StateSnapshot": "flowgraph.graph",
     "StreamMode": "flowgraph.graph",
     "StreamPart": "flowgraph.graph",
     "TaskFuture": "flowgraph.graph",
+    "ToolRuntime": "flowgraph.graph",
     "aonce": "flowgraph.graph",
     "entrypoint": "flowgraph.graph",
+    "get_config": "flowgraph.graph",
+    "get_runtime": "flowgraph.graph",
     "get_stream_writer": "flowgraph.graph",
     "interrupt": "flowgraph.graph",
     "once": "flowgraph.graph",
@@ -208,6 +222,7 @@ _LAZY = {
     "MessageList": "flowgraph.reducers",
     "add_messages": "flowgraph.reducers",
     "MessagesState": "flowgraph.state",
+    "RemainingSteps": "flowgraph.state",
     "InjectedState": "flowgraph.tools",
     "InjectedStore": "flowgraph.tools",
     "InjectedToolCallId": "flowgraph.tools",
@@ -244,8 +259,11 @@ _SUBPACKAGES = (
 
 __getattr__, __dir__ = _lazy_exports("flowgraph", _LAZY, globals(), _SUBPACKAGES)
 
-# the compiled graph's diagram methods load the drawing code when first called
+# code a lower layer reaches without importing it: the compiled graph's diagram methods
+# load the drawing code when first called, the checkpoint codec the graph's Command and
+# Send codecs when it first meets one
 _register_provider("diagrams", "flowgraph.viz")
+_register_provider("codec", "flowgraph.graph._codec")
 
 __all__ = [
     "END",
@@ -264,6 +282,7 @@ __all__ = [
     "BaseMessage",
     "Budget",
     "BudgetExceededError",
+    "CachePolicy",
     "ChatModel",
     "ChatOptions",
     "Command",
@@ -282,6 +301,7 @@ __all__ = [
     "GraphValidationError",
     "HumanMessage",
     "ImagePart",
+    "InMemoryCache",
     "InjectedState",
     "InjectedStore",
     "InjectedToolCallId",
@@ -310,9 +330,12 @@ __all__ = [
     "PromptTemplate",
     "RateLimitError",
     "ReasoningPart",
+    "RemainingSteps",
     "RemoveMessage",
     "RetryPolicy",
     "Router",
+    "RunnableConfig",
+    "Runtime",
     "ScriptedChatModel",
     "Send",
     "SerializationError",
@@ -334,6 +357,7 @@ __all__ = [
     "ToolMessage",
     "ToolNode",
     "ToolResponseMessage",
+    "ToolRuntime",
     "Usage",
     "UserMessage",
     "VideoPart",
@@ -344,6 +368,8 @@ __all__ = [
     "create_react_agent",
     "entrypoint",
     "from_openai",
+    "get_config",
+    "get_runtime",
     "get_stream_writer",
     "init_chat_model",
     "interrupt",

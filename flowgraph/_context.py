@@ -8,28 +8,36 @@ outside a run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Generic, TypedDict, TypeVar
 
 from flowgraph.errors import BudgetExceededError
 
 __all__ = [
+    "RunInfo",
     "RunUsage",
+    "RunnableConfig",
+    "Runtime",
     "TaskMemo",
     "TaskScope",
+    "ToolRuntime",
     "bind_store",
     "charge_model_call",
     "charge_tool_calls",
+    "current_run",
     "current_store",
     "current_task",
     "emit",
+    "get_config",
+    "get_runtime",
     "get_stream_writer",
     "listening",
     "message_id_factory",
     "record_tokens",
+    "run_config",
 ]
 
 message_id_factory: ContextVar[Callable[[], str] | None] = ContextVar(
@@ -217,3 +225,144 @@ def bind_store(store: Any) -> Token[Any]:
     None hides an outer run's store from this context.
     """
     return current_store.set(store)
+
+
+# -- what a run was started with: config, context (read by nodes and tools that ask) -------
+
+
+class RunnableConfig(TypedDict, total=False):
+    """The run's configuration as LangGraph hands it to a node's `config` parameter.
+
+    `configurable` holds the caller's own values and the run's `thread_id`
+    (and `checkpoint_id` when the run forked from one); `metadata` also names
+    the node and step reading it (`langgraph_node`, `langgraph_step`), as
+    LangGraph's does. A fresh dict each time it is asked for: a node may
+    change its copy.
+    """
+
+    configurable: dict[str, Any]
+    recursion_limit: int
+    metadata: dict[str, Any]
+    tags: list[str]
+    run_id: str | None
+    run_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What the caller started a run with, kept for the nodes and tools that ask for it.
+
+    The engine sets `current_run` only for runs given something to keep (a
+    thread, configurable values, a context, ...), so a plain run costs nothing.
+    """
+
+    thread_id: str | None = None
+    checkpoint_id: str | None = None
+    configurable: Mapping[str, Any] = field(default_factory=dict)
+    """The caller's own configurable values (thread_id and checkpoint_id apart)."""
+    recursion_limit: int = 100
+    context: Any = None
+    """`invoke(..., context=...)`, as the graph's context_schema (see `Runtime.context`)."""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    run_id: str | None = None
+    run_name: str | None = None
+
+
+current_run: ContextVar[RunInfo | None] = ContextVar("flowgraph_current_run", default=None)
+_NO_RUN_INFO = RunInfo()
+
+
+def _outside(what: str) -> RuntimeError:
+    return RuntimeError(
+        f"{what}() reads the running graph's configuration: call it inside a node or a tool "
+        "while the graph runs"
+    )
+
+
+def get_config() -> RunnableConfig:
+    """The running graph's configuration, shaped as LangGraph's RunnableConfig.
+
+    `get_config()["configurable"]["thread_id"]` is the run's thread (absent
+    for a run without one); the caller's `configurable` values sit beside it.
+    RuntimeError outside a run.
+    """
+    if current_task.get() is None:
+        raise _outside("get_config")
+    return run_config()
+
+
+def run_config() -> RunnableConfig:
+    """`get_config()` without the check: outside a node (a conditional edge's path, a tool
+    called directly) it has no node or step in its metadata, and no thread outside a run."""
+    scope = current_task.get()
+    info = current_run.get() or _NO_RUN_INFO
+    configurable = dict(info.configurable)
+    metadata = dict(info.metadata)
+    if info.thread_id is not None:
+        configurable["thread_id"] = metadata["thread_id"] = info.thread_id
+    if info.checkpoint_id is not None:
+        configurable["checkpoint_id"] = info.checkpoint_id
+    if scope is not None:
+        metadata["langgraph_node"] = scope.node
+        metadata["langgraph_step"] = scope.step
+    config = RunnableConfig(
+        configurable=configurable,
+        recursion_limit=info.recursion_limit,
+        metadata=metadata,
+        tags=list(info.tags),
+        run_id=info.run_id,
+    )
+    if info.run_name is not None:
+        config["run_name"] = info.run_name
+    return config
+
+
+ContextT = TypeVar("ContextT")
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime(Generic[ContextT]):
+    """What a node's `runtime` parameter receives: the run's context, store and stream writer.
+
+    `context` is what the caller gave `invoke(..., context=...)` (a dict
+    turned into the graph's `context_schema` when it is a dataclass or a
+    pydantic model): per-run values such as a user id or a model name, kept
+    out of the state and out of checkpoints. `store` is the graph's
+    long-term store (`compile(store=...)`, typed loosely here since the
+    store sits in a higher layer: a `flowgraph.store.BaseStore`), or None.
+    `stream_writer(chunk)` streams `chunk` in mode "custom" (what
+    `get_stream_writer()` returns in the same task).
+    """
+
+    context: ContextT = None  # type: ignore[assignment]  # None when the run was given none
+    store: Any = None
+    stream_writer: Callable[[Any], None] = _discard
+    previous: Any = None
+    """The functional API's previous return value (None in a graph)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRuntime(Runtime[ContextT]):
+    """What a tool's `runtime: ToolRuntime` parameter receives: `Runtime` and the call's details.
+
+    Adds the graph `state` the ToolNode read, the run's `config` and the
+    `tool_call_id` being answered, as LangGraph's `ToolRuntime` does.
+    """
+
+    state: Any = None
+    config: RunnableConfig = field(default_factory=lambda: RunnableConfig())
+    tool_call_id: str | None = None
+
+
+def get_runtime(context_schema: type[ContextT] | None = None) -> Runtime[ContextT]:
+    """The running graph's `Runtime` (context, store, stream writer); RuntimeError outside a run.
+
+    `context_schema` only types the result (`get_runtime(Ctx).context` is a Ctx).
+    """
+    if current_task.get() is None:
+        raise _outside("get_runtime")
+    info = current_run.get() or _NO_RUN_INFO
+    return Runtime(
+        context=info.context, store=current_store.get(), stream_writer=get_stream_writer()
+    )

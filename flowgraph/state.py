@@ -18,7 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from flowgraph.messages import AnyMessage
 from flowgraph.reducers import add_messages
 
-__all__ = ["MessagesState", "Reducer", "field_reducers", "is_typeddict_schema"]
+__all__ = [
+    "MessagesState",
+    "Reducer",
+    "RemainingSteps",
+    "field_reducers",
+    "is_typeddict_schema",
+    "managed_fields",
+]
 
 Reducer = Callable[[Any, Any], Any]
 
@@ -49,6 +56,28 @@ class MessagesState(BaseModel):
     def __contains__(self, key: object) -> bool:
         """`"summary" in state`: True when the field has a value."""
         return key in self.__dict__
+
+
+class ManagedValue:
+    """Marks a state field whose value the engine supplies (never stored, never written)."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"ManagedValue({self.kind!r})"
+
+
+REMAINING_STEPS = ManagedValue("remaining_steps")
+
+RemainingSteps = Annotated[int, REMAINING_STEPS]
+"""A state field typed `RemainingSteps` reads how many more steps the run may take after
+the current one before its recursion limit stops it (0 in the last allowed step), as in
+LangGraph: `if state["remaining_steps"] < 2: return END`. The engine fills it for every
+node; it is never stored in checkpoints, never returned by `invoke`, and writing it is an
+error."""
 
 
 def is_typeddict_schema(schema: object) -> bool:
@@ -87,17 +116,37 @@ def _reducer_in(metadata: tuple[Any, ...] | list[Any]) -> Reducer | None:
     return callables[-1] if callables else None
 
 
-def field_reducers(schema: type[Any]) -> dict[str, Reducer | None]:
-    """Every field of `schema`, mapped to its reducer (None: the update replaces it)."""
+def _field_metadata(schema: type[Any]) -> dict[str, tuple[Any, ...]]:
+    """Each field's `Annotated` metadata (empty for a plain hint)."""
     if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return {name: _reducer_in(info.metadata) for name, info in schema.model_fields.items()}
+        return {name: tuple(info.metadata) for name, info in schema.model_fields.items()}
     if is_typeddict_schema(schema):
         hints = typeddict_hints(schema)
         return {
-            name: _reducer_in(get_args(hint)[1:]) if get_origin(hint) is Annotated else None
+            name: tuple(get_args(hint)[1:]) if get_origin(hint) is Annotated else ()
             for name, hint in hints.items()
         }
     raise TypeError(
         f"A state schema is a pydantic model or a TypedDict, not {schema!r}; "
         "subclass MessagesState to start"
     )
+
+
+def managed_fields(schema: type[Any]) -> dict[str, str]:
+    """The fields of `schema` the engine supplies (`RemainingSteps`), mapped to their kind."""
+    managed = {}
+    for name, metadata in _field_metadata(schema).items():
+        for item in metadata:
+            if isinstance(item, ManagedValue):
+                managed[name] = item.kind
+    return managed
+
+
+def field_reducers(schema: type[Any]) -> dict[str, Reducer | None]:
+    """Every field of `schema` a node may write, mapped to its reducer (None: the update
+    replaces it). Managed fields (`RemainingSteps`) are not among them."""
+    return {
+        name: _reducer_in(metadata)
+        for name, metadata in _field_metadata(schema).items()
+        if not any(isinstance(item, ManagedValue) for item in metadata)
+    }

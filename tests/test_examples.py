@@ -30,6 +30,7 @@ import pytest
 
 from flowgraph import AIMessage, ScriptedChatModel, create_react_agent
 from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
+from flowgraph.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("[!_]*.py"))
@@ -365,6 +366,12 @@ SESSIONS = {
                 "Booked Lisbon on Friday: window seat, vegetarian meal.",
                 '  step 1  agent  {ms}  +1 msg  {tokens}  calls recall({"query": "diet seat"})',
             ),
+            # --db names the checkpoints and the long-term store: another file knows nothing
+            _run(
+                'examples/remember_preferences.py "Book me a flight to Lisbon on Friday." '
+                "--db trip.db",
+                "Booked Lisbon on Friday: no saved preferences.",
+            ),
         ),
         nodes=("agent", "tools"),
     ),
@@ -679,6 +686,10 @@ def via_serve(example: Path, session: Session, tmp_path: Path) -> None:
             ai = [m for m in values.get("messages", []) if m.get("type") == "ai"]
             answer = _text(ai[-1]["content"]) if isinstance(values, dict) and ai else values
             assert answer == first.out.rstrip("\n"), shown
+        if example.name == "remember_preferences.py":  # the served app's store is --db's
+            with open_store(cwd / "serve.db") as store:
+                saved = store.search(("users", "ada", "preferences"))
+            assert sorted(item.key for item in saved) == ["diet", "seat"], shown
     finally:
         client.close()
         server.send_signal(signal.SIGINT)

@@ -17,7 +17,7 @@ import flowgraph
 REEXPORTED = {
     # module -> its names that stay in the module on purpose (helpers, aliases, plumbing)
     "flowgraph.errors": set(),
-    "flowgraph.graph": set(),
+    "flowgraph.graph": {"BaseCache"},
     "flowgraph.messages": {
         "OPENAI_FILE_URL_PREFIX", "ChunkPart", "coerce_message", "coerce_messages",
         "merge_chunks",
@@ -34,7 +34,7 @@ REEXPORTED = {
     },
     "flowgraph.prompts": set(),
     "flowgraph.reducers": set(),
-    "flowgraph.state": {"Reducer", "field_reducers", "is_typeddict_schema"},
+    "flowgraph.state": {"Reducer", "field_reducers", "is_typeddict_schema", "managed_fields"},
     "flowgraph.tools": {"Injection", "ParsedDocstring", "ToolResponseFormat", "parse_docstring"},
     "flowgraph.viz": set(),  # DESIGN §7: re-exported once it exists
 }  # fmt: skip

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
 
+from flowgraph._lazy import load_provider
 from flowgraph.errors import DeserializationError
 
 __all__ = [
@@ -50,11 +51,32 @@ BIGINT: Final = 10
 ENUM: Final = 11
 MODEL: Final = 12
 # 16-39: flowgraph's own classes, see _codec_messages.
+COMMAND: Final = 40
+SEND: Final = 41
+# 40-47: the graph's values (Command, Send), registered by flowgraph.graph._codec, which
+# owns the classes: a tool's or a cached node's Command is stored as what it returned.
+# `import flowgraph` names that module the "codec" provider (`flowgraph._lazy`): the
+# first value no table has an entry for imports it, and is looked up again.
 
 _NESTED_BUFFER = 1024
 """Initial buffer of the packers that encode one object's fields (they grow as needed)."""
 _LARGE_BUFFER = 256 * 1024
 """Initial buffer of the packers that write whole states and message lists (msgpack's default)."""
+
+
+_providers_loaded: list[bool] = []
+
+
+def _more_codecs() -> bool:
+    """Load the "codec" provider's tables, the first time a value finds no entry.
+
+    True if that added tables (look again); the graph's Command and Send codecs
+    arrive this way when nothing imported `flowgraph.graph._codec` yet.
+    """
+    if _providers_loaded:
+        return False
+    _providers_loaded.append(True)
+    return load_provider("codec")
 
 
 class Unsupported(Exception):
@@ -147,7 +169,9 @@ class Encoder:
     def _default(self, value: object) -> object:
         encode = ENCODERS.get(type(value))
         if encode is None:
-            raise Unsupported(value)
+            encode = ENCODERS.get(type(value)) if _more_codecs() else None
+            if encode is None:
+                raise Unsupported(value)
         return encode(self, value)
 
     def _deeper(self, value: object) -> int:
@@ -309,7 +333,9 @@ class Decoder:
     def _ext_hook(self, code: int, data: bytes) -> object:
         decode = DECODERS.get(code)
         if decode is None:
-            raise Corrupt(f"unknown type code {code}")
+            decode = DECODERS.get(code) if _more_codecs() else None
+            if decode is None:
+                raise Corrupt(f"unknown type code {code}")
         return decode(self, data)
 
     def resolve(self, ref: object) -> str:

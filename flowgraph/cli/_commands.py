@@ -94,9 +94,9 @@ def _checkpoint(stored: StoredThread, checkpoint_id: str | None) -> str | None:
     return found
 
 
-def _bound_app(store: Store, spec: str) -> tuple[CompiledGraph, str]:
+def _bound_app(store: Store, spec: str, *, runs: bool = True) -> tuple[CompiledGraph, str]:
     loaded = load_app(spec)
-    return loaded.app.with_checkpointer(store.checkpointer), loaded.spec
+    return store.bind(loaded.app, runs=runs), loaded.spec
 
 
 class _View:
@@ -104,7 +104,7 @@ class _View:
 
     def __init__(self, store: Store, thread_id: str, app_spec: str | None) -> None:
         self.stored = _thread(store, thread_id)
-        self.app = _bound_app(store, app_spec)[0] if app_spec else None
+        self.app = _bound_app(store, app_spec, runs=False)[0] if app_spec else None
 
     @property
     def message_fields(self) -> frozenset[str]:

@@ -58,7 +58,7 @@ def cmd_mcp(args: argparse.Namespace, store: Store | None, console: Console) -> 
             if name in apps:
                 raise UsageError(f"Two apps are served as tool {name!r}; name them: NAME=APP")
             loaded = load_app(spec)
-            apps[name] = loaded.app.with_checkpointer(store.checkpointer)
+            apps[name] = store.bind(loaded.app)
             specs[name] = loaded.spec
     server = create_mcp_server(
         apps, on_new_thread=lambda tool, thread_id: store.record_app(thread_id, specs[tool])

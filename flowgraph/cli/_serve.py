@@ -59,7 +59,8 @@ def cmd_serve(args: argparse.Namespace, store: Store | None, console: Console) -
         graph_id, app_spec = named_spec(spec)
         if graph_id in graphs:
             raise UsageError(f"Two apps are served as {graph_id!r}; name them: ID=APP")
-        graphs[graph_id] = load_app(app_spec).app
+        # an app compiled with a long-term store gets the one --db names, as under `run`
+        graphs[graph_id] = store.bind(load_app(app_spec).app)
     try:
         serve(
             graphs,

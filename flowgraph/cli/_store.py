@@ -7,6 +7,10 @@ backends are optional extras, imported only when a URL asks for them.
 `run` records the app spec of each thread it runs (SQLite stores: a small
 side table `flowgraph_cli_apps` in the same file), so `resume` and `fork`
 find the app without being told; with a server store, pass `--app`.
+
+The same location holds the long-term store (`flowgraph.store.open_store`
+reads the same strings): an app compiled with `store=...` runs with the
+one `--db` names, opened when such an app first runs.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +29,8 @@ from flowgraph.cli._errors import CliError
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
+    from flowgraph.graph import CompiledGraph
+    from flowgraph.store import BaseStore
 
 __all__ = ["DEFAULT_DB", "Store", "open_store"]
 
@@ -44,6 +50,26 @@ class Store:
     """The SQLite file, or None for a server store."""
     given: bool
     """True when --db or FLOWGRAPH_DB chose it (a resume hint repeats it then)."""
+    _long_term: BaseStore | None = field(default=None, repr=False)
+
+    def bind(self, app: CompiledGraph, *, runs: bool = True) -> CompiledGraph:
+        """`app` on this location: its checkpoints, and (an app compiled with a long-term
+        store, about to run) the long-term store here too."""
+        app = app.with_checkpointer(self.checkpointer)
+        if runs and app.store is not None:
+            app = app.with_store(self.long_term())
+        return app
+
+    def long_term(self) -> BaseStore:
+        """The long-term store at the same location (opened on first use, closed with this)."""
+        if self._long_term is None:
+            from flowgraph.store import open_store as open_long_term_store
+
+            try:
+                self._long_term = open_long_term_store(self.location)
+            except (ValueError, ImportError) as exc:
+                raise CliError(f"--db {self.location!r}: {exc}") from exc
+        return self._long_term
 
     def record_app(self, thread_id: str, spec: str) -> None:
         """Remember the app a thread runs with (SQLite stores only)."""
@@ -80,6 +106,8 @@ class Store:
 
     def close(self) -> None:
         self.checkpointer.close()
+        if self._long_term is not None:
+            self._long_term.close()
 
 
 def open_store(db: str | None, *, must_exist: bool) -> Store:

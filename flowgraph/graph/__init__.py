@@ -5,8 +5,16 @@ from typing import TYPE_CHECKING
 from flowgraph._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
-    from flowgraph._context import get_stream_writer
+    from flowgraph._context import (
+        RunnableConfig,
+        Runtime,
+        ToolRuntime,
+        get_config,
+        get_runtime,
+        get_stream_writer,
+    )
     from flowgraph.graph._builder import StateGraph
+    from flowgraph.graph._cache import BaseCache, CachePolicy, InMemoryCache
     from flowgraph.graph._compiled import CompiledGraph
     from flowgraph.graph._functional import Entrypoint, TaskFuture, entrypoint, task
     from flowgraph.graph._interrupt import interrupt
@@ -25,8 +33,16 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
+    "RunnableConfig": "flowgraph._context",
+    "Runtime": "flowgraph._context",
+    "ToolRuntime": "flowgraph._context",
+    "get_config": "flowgraph._context",
+    "get_runtime": "flowgraph._context",
     "get_stream_writer": "flowgraph._context",
     "StateGraph": "flowgraph.graph._builder",
+    "BaseCache": "flowgraph.graph._cache",
+    "CachePolicy": "flowgraph.graph._cache",
+    "InMemoryCache": "flowgraph.graph._cache",
     "CompiledGraph": "flowgraph.graph._compiled",
     "Entrypoint": "flowgraph.graph._functional",
     "TaskFuture": "flowgraph.graph._functional",
@@ -48,25 +64,33 @@ _LAZY = {
 }
 """Every exported name and the module that defines it, imported on first use."""
 
-__getattr__, __dir__ = _lazy_exports("flowgraph.graph", _LAZY, globals())
+__getattr__, __dir__ = _lazy_exports("flowgraph.graph", _LAZY, globals(), ())
 
 __all__ = [
     "END",
     "START",
+    "BaseCache",
     "Budget",
+    "CachePolicy",
     "Command",
     "CompiledGraph",
     "Entrypoint",
+    "InMemoryCache",
     "Interrupt",
     "RetryPolicy",
+    "RunnableConfig",
+    "Runtime",
     "Send",
     "StateGraph",
     "StateSnapshot",
     "StreamMode",
     "StreamPart",
     "TaskFuture",
+    "ToolRuntime",
     "aonce",
     "entrypoint",
+    "get_config",
+    "get_runtime",
     "get_stream_writer",
     "interrupt",
     "once",

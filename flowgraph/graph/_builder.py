@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get
 from pydantic import BaseModel
 
 from flowgraph.errors import GraphValidationError
+from flowgraph.graph._inject import injected_parameters, with_injections
 from flowgraph.graph._schema import StateAdapter
 from flowgraph.graph._types import END, START, Budget, Command, RetryPolicy
 from flowgraph.state import is_typeddict_schema
@@ -28,6 +29,7 @@ from flowgraph.state import is_typeddict_schema
 if TYPE_CHECKING:
     import networkx as nx
 
+    from flowgraph.graph._cache import BaseCache, CachePolicy
     from flowgraph.graph._compiled import CompiledGraph
 
 __all__ = ["Branch", "NodeSpec", "StateGraph"]
@@ -50,6 +52,8 @@ class NodeSpec:
     """How the node sees the state's values (its input type's view); None: the state's."""
     defer: bool = False
     """Run only once no other task is left (see `StateGraph.add_node`)."""
+    cache_policy: CachePolicy | None = None
+    """Reuse the writes of an earlier call with the same input (see `compile(cache=...)`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,15 +158,20 @@ class StateGraph:
         output_schema: type[Any] | None = None,
         input: type[Any] | None = None,
         output: type[Any] | None = None,
+        context_schema: type[Any] | None = None,
     ) -> None:
         """A graph over state `schema` (a pydantic model or a TypedDict).
 
         `input_schema` limits what `invoke` takes to its fields, and
         `output_schema` what it returns; their fields the state lacks become
         private keys (as do those of a node's own input type). `input=` and
-        `output=` are LangGraph's older names for them.
+        `output=` are LangGraph's older names for them. `context_schema` is
+        the type of `invoke(..., context=...)`, which nodes read as
+        `runtime.context` (a dict given is made one when it is a dataclass
+        or a pydantic model).
         """
         self.schema = schema
+        self.context_schema = context_schema
         self.state = StateAdapter(schema)
         input_schema = input_schema if input_schema is not None else input
         output_schema = output_schema if output_schema is not None else output
@@ -229,6 +238,7 @@ class StateGraph:
         destinations: Sequence[str] | None = None,
         defer: bool = False,
         input_schema: type[Any] | None = None,
+        cache_policy: CachePolicy | None = None,
     ) -> StateGraph:
         """Add a node: `add_node("name", fn)` or `add_node(fn)` (named after the function).
 
@@ -239,7 +249,10 @@ class StateGraph:
         branches of different lengths. The node sees the state as its first
         parameter's type when that is another TypedDict or pydantic model
         (or as `input_schema`): only that type's fields, private keys
-        included.
+        included. A parameter named `config`, `runtime`, `store` or `writer`
+        after the state is filled by the engine (see `get_config`,
+        `Runtime`). `cache_policy` reuses the writes of an earlier call with
+        the same input, in a graph compiled with `cache=`.
         """
         if fn is None:
             if not callable(name):
@@ -272,7 +285,7 @@ class StateGraph:
         view = None if input_type is None else self.state.viewer(input_type)
         if view == self.state.view:
             view = None
-        spec = self._spec(name, fn, retry, tuple(destinations), view, defer)
+        spec = self._spec(name, fn, retry, tuple(destinations), view, defer, cache_policy)
         self._specs[name] = spec
         self._add_to_structure("node", (name,), {"spec": spec, "kind": spec.kind})
         for target in spec.destinations:
@@ -287,9 +300,14 @@ class StateGraph:
         destinations: tuple[str, ...],
         view: Callable[[dict[str, Any]], Any] | None = None,
         defer: bool = False,
+        cache_policy: CachePolicy | None = None,
     ) -> NodeSpec:
         kind = getattr(fn, "node_kind", "function")
-        return NodeSpec(name, fn, _is_async_callable(fn), retry, destinations, kind, view, defer)
+        is_async = _is_async_callable(fn)
+        asked = injected_parameters(fn)  # read once here: a node asking for none costs nothing
+        if asked:
+            fn = with_injections(fn, asked, is_async=is_async)
+        return NodeSpec(name, fn, is_async, retry, destinations, kind, view, defer, cache_policy)
 
     def add_sequence(
         self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]
@@ -356,7 +374,11 @@ class StateGraph:
             mapping = _path_map(path_map)
             targets = tuple(dict.fromkeys(mapping.values()))
             labels = [(str(k), v) for k, v in mapping.items()]
-        branch = Branch(source, path, mapping, _is_async_callable(path), targets)
+        is_async = _is_async_callable(path)
+        asked = injected_parameters(path)
+        if asked:  # e.g. `def route(state, config)`: read once here, filled at each call
+            path = with_injections(path, asked, is_async=is_async)
+        branch = Branch(source, path, mapping, is_async, targets)
         self.branches.append(branch)
         for label, target in labels:
             self._add_to_structure(
@@ -392,8 +414,16 @@ class StateGraph:
         interrupt_after: Sequence[str] = (),
         budget: Budget | None = None,
         name: str | None = None,
+        store: Any = None,
+        cache: BaseCache | None = None,
     ) -> CompiledGraph:
-        """Validate the graph and return the runnable app; a broken graph raises here."""
+        """Validate the graph and return the runnable app; a broken graph raises here.
+
+        `store` is the long-term store (a `flowgraph.store.BaseStore`) every
+        run hands to nodes that take a `store` (or `runtime`) parameter and to
+        tools that ask with `InjectedStore`. `cache` (e.g. `InMemoryCache()`)
+        keeps the writes of nodes added with a `cache_policy`.
+        """
         from flowgraph.graph._compiled import CompiledGraph
         from flowgraph.graph._validation import validate
 
@@ -405,6 +435,8 @@ class StateGraph:
             interrupt_after=tuple(interrupt_after),
             budget=budget,
             name=name or str(getattr(self.schema, "__name__", "graph")),
+            store=store,
+            cache=cache,
         )
 
     # -- read by validation and the plan ---------------------------------------

@@ -11,19 +11,29 @@ import asyncio
 import copy
 import threading
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
+from contextvars import Token
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypedDict, overload
 
 from pydantic import BaseModel
 
 import flowgraph._hooks as _hooks
-from flowgraph._context import RunUsage, current_task, message_id_factory
+from flowgraph._context import (
+    RunUsage,
+    bind_store,
+    current_run,
+    current_store,
+    current_task,
+    message_id_factory,
+)
 from flowgraph._ids import deterministic_id_factory, random_scope_key, scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._bridge import iterate_sync, run_sync
-from flowgraph.graph._interrupt import GraphInterrupt, Pause
+from flowgraph.graph._cache import BaseCache, cached_nodes, namespace_of
+from flowgraph.graph._config import read_config, thread_of
+from flowgraph.graph._interrupt import GraphInterrupt, Pause, with_interrupts
 from flowgraph.graph._items import LangGraphItems
 from flowgraph.graph._lease import active_run, claim, release, reserved_lease
 from flowgraph.graph._persist import (
@@ -43,7 +53,15 @@ from flowgraph.graph._runner import (
     start_tasks,
 )
 from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
-from flowgraph.graph._types import START, Budget, StateSnapshot, StreamMode, StreamPart
+from flowgraph.graph._types import (
+    START,
+    Budget,
+    Command,
+    ParentCommand,
+    StateSnapshot,
+    StreamMode,
+    StreamPart,
+)
 
 if TYPE_CHECKING:
     import os
@@ -75,6 +93,26 @@ def _modes(mode: StreamMode | Sequence[StreamMode]) -> frozenset[str]:
     return modes
 
 
+def _unbind(tokens: tuple[Token[Any] | None, Token[Any]]) -> None:
+    store, run = tokens
+    current_run.reset(run)
+    if store is not None:
+        current_store.reset(store)
+
+
+def _thread(thread: str | Mapping[str, Any], checkpoint_id: str | None) -> tuple[str, str | None]:
+    """A thread id and checkpoint id, from the arguments or from a LangGraph config dict."""
+    if isinstance(thread, str):
+        return thread, checkpoint_id
+    named, configured = thread_of(thread)
+    if checkpoint_id is not None and configured is not None and checkpoint_id != configured:
+        raise ValueError(
+            f"checkpoint_id is given twice, as {checkpoint_id!r} and as {configured!r} in the "
+            "config; pass it once"
+        )
+    return named, checkpoint_id or configured
+
+
 class StreamKeywords(TypedDict, total=False):
     """The keywords `stream` and `astream` take besides their modes (for their overloads)."""
 
@@ -88,6 +126,8 @@ class StreamKeywords(TypedDict, total=False):
     wait: bool | float
     run_id: str | None
     stop: threading.Event | None
+    context: Any
+    configurable: Mapping[str, Any] | None
 
 
 def _names(nodes: Sequence[str]) -> frozenset[str]:
@@ -109,14 +149,25 @@ class CompiledGraph:
         interrupt_after: tuple[str, ...],
         budget: Budget | None,
         name: str,
+        store: Any = None,
+        cache: BaseCache | None = None,
     ) -> None:
         self.builder = builder
-        self.engine = Engine(Plan(builder), builder.state, name)
+        plan = Plan(builder)
+        plan.nodes = cached_nodes(plan.nodes, cache)
+        remaining = tuple(
+            k for k, kind in builder.state.managed.items() if kind == "remaining_steps"
+        )
+        self.engine = Engine(plan, builder.state, name, remaining)
         self.checkpointer = checkpointer
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
         self.budget = budget
         self.name = name
+        self.store = store
+        """The long-term store runs hand to nodes and tools (`compile(store=...)`), or None."""
+        self.cache = cache
+        """Where nodes with a cache_policy keep their results (`compile(cache=...)`), or None."""
         self._cache = ThreadCache() if checkpointer is not None else None
 
     @property
@@ -166,6 +217,32 @@ class CompiledGraph:
             stop=stop,
         )
 
+    def _configure(
+        self,
+        options: RunOptions,
+        config: Mapping[str, Any] | None,
+        context: Any,
+        configurable: Mapping[str, Any] | None,
+    ) -> None:
+        """Merge LangGraph's `config` dict, `configurable=` and `context=` into `options`.
+
+        Called only when one of them (or a thread) is given, so a plain run
+        pays nothing for them.
+        """
+        call = read_config(
+            config,
+            thread_id=options.thread_id,
+            checkpoint_id=options.checkpoint_id,
+            recursion_limit=options.recursion_limit,
+            run_id=options.run_id,
+            configurable=configurable,
+            context=context,
+            context_schema=self.builder.context_schema,
+        )
+        options.thread_id, options.checkpoint_id = call.thread_id, call.checkpoint_id
+        options.recursion_limit, options.run_id = call.recursion_limit, call.run_id
+        options.info = call.info
+
     # -- running -----------------------------------------------------------------
 
     def _direct(self, options: RunOptions) -> bool:
@@ -187,33 +264,53 @@ class CompiledGraph:
         return run
 
     async def _leased_run(self, input: Any, options: RunOptions) -> Run:
-        """One run, holding its thread's lease (if it has a thread) from start to end."""
-        checkpointer = self.checkpointer
-        if checkpointer is None or options.thread_id is None:
-            run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
-            await run_loop(self.engine, run)
-            return run
-        if options.run_id is None:
-            options.run_id = uuid.uuid4().hex
-        direct = self._direct(options)
-        lease = await claim(
-            checkpointer, options.thread_id, options.run_id, wait=options.wait, direct=direct
-        )
+        """One run, holding its thread's lease (if it has a thread) from start to end.
+
+        The run's store and config reach its nodes through context variables,
+        set here only when there is something to set (or an outer run's to hide).
+        """
+        bound = None
+        if self.store is not None or options.info is not None or current_run.get() is not None:
+            bound = self._bind(options)
         try:
-            run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
-            run.lease = lease
-            await run_loop(self.engine, run)
-            return run
+            checkpointer = self.checkpointer
+            if checkpointer is None or options.thread_id is None:
+                run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
+                await run_loop(self.engine, run)
+                return run
+            if options.run_id is None:
+                options.run_id = uuid.uuid4().hex
+            direct = self._direct(options)
+            lease = await claim(
+                checkpointer, options.thread_id, options.run_id, wait=options.wait, direct=direct
+            )
+            try:
+                run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
+                run.lease = lease
+                await run_loop(self.engine, run)
+                return run
+            finally:
+                await release(lease, direct=direct)
         finally:
-            await release(lease, direct=direct)
+            if bound is not None:
+                _unbind(bound)
+
+    def _bind(self, options: RunOptions) -> tuple[Token[Any] | None, Token[Any]]:
+        """Make this run's store and config the ones its nodes and tools see."""
+        store = bind_store(self.store) if self.store is not None else None
+        return store, current_run.set(options.info)
 
     async def _invoke(self, input: Any, options: RunOptions) -> Any:
         run = await self._run(input, options)
-        return self.engine.state.output(run.values)
+        out = self.engine.state.output(run.values)
+        if run.interrupts:
+            out = with_interrupts(out, run.interrupts)
+        return out
 
     async def ainvoke(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         thread_id: str | None = None,
         checkpoint_id: str | None = None,
@@ -224,19 +321,10 @@ class CompiledGraph:
         wait: bool | float = False,
         run_id: str | None = None,
         stop: threading.Event | None = None,
+        context: Any = None,
+        configurable: Mapping[str, Any] | None = None,
     ) -> Any:
-        """Run the graph and return the state (in the schema's type) where it stopped.
-
-        `input` is a dict of fields for a new step, None to resume the thread
-        after its last checkpoint, or `Command(resume=...)` to answer an
-        `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
-        A run on a thread another run is writing fails with ConcurrentRunError;
-        `wait=True` (or a number of seconds) waits its turn instead, among the
-        runs of this process. `run_id` names the run in its checkpoints' metadata
-        (default: a fresh id); a run whose id is already the thread's head's (a
-        task queue delivering the same run twice) does not apply its input again
-        but resumes the thread.
-        """
+        """`invoke` from async code: the same arguments, the same result."""
         options = self._options(
             thread_id=thread_id,
             checkpoint_id=checkpoint_id,
@@ -249,11 +337,14 @@ class CompiledGraph:
             stop=stop,
             inline_sync=False,
         )
+        if config is not None or context is not None or configurable or thread_id is not None:
+            self._configure(options, config, context, configurable)
         return await self._invoke(input, options)
 
     def invoke(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         thread_id: str | None = None,
         checkpoint_id: str | None = None,
@@ -264,6 +355,8 @@ class CompiledGraph:
         wait: bool | float = False,
         run_id: str | None = None,
         stop: threading.Event | None = None,
+        context: Any = None,
+        configurable: Mapping[str, Any] | None = None,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
@@ -276,6 +369,13 @@ class CompiledGraph:
         (default: a fresh id); a run whose id is already the thread's head's (a
         task queue delivering the same run twice) does not apply its input again
         but resumes the thread.
+
+        LangGraph's `config` dict is accepted too: `invoke(input, {"configurable":
+        {"thread_id": "1", ...}, "recursion_limit": 50})`; the caller's own
+        `configurable` values (also given as `configurable=`) reach nodes that
+        take a `config` parameter, and `context` those that take a `runtime`.
+        A run that paused at `interrupt()` returns its interrupts under
+        `"__interrupt__"` (see `with_interrupts`).
         """
         options = self._options(
             thread_id=thread_id,
@@ -289,6 +389,8 @@ class CompiledGraph:
             stop=stop,
             inline_sync=True,
         )
+        if config is not None or context is not None or configurable or thread_id is not None:
+            self._configure(options, config, context, configurable)
         return run_sync(self._invoke(input, options), direct=self.engine.plan.all_sync)
 
     async def _astream(self, input: Any, options: RunOptions) -> AsyncGenerator[StreamPart, None]:
@@ -366,6 +468,7 @@ class CompiledGraph:
     def astream(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         mode: StreamMode | Sequence[StreamMode] | None = None,
         stream_mode: None = None,
@@ -376,6 +479,7 @@ class CompiledGraph:
     def astream(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         mode: None = None,
         stream_mode: StreamMode | Sequence[StreamMode],
@@ -385,6 +489,7 @@ class CompiledGraph:
     def astream(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         mode: StreamMode | Sequence[StreamMode] | None = None,
         stream_mode: StreamMode | Sequence[StreamMode] | None = None,
@@ -398,6 +503,8 @@ class CompiledGraph:
         wait: bool | float = False,
         run_id: str | None = None,
         stop: threading.Event | None = None,
+        context: Any = None,
+        configurable: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[Any]:
         """`stream` for async code: the same items, the same laziness."""
         options = self._options(
@@ -412,6 +519,8 @@ class CompiledGraph:
             stop=stop,
             inline_sync=False,
         )
+        if config is not None or context is not None or configurable or thread_id is not None:
+            self._configure(options, config, context, configurable)
         options, items = self._streaming(options, mode, stream_mode, subgraphs)
         parts = self._astream(input, options)
         return parts if items is None else items.translate(parts)
@@ -420,6 +529,7 @@ class CompiledGraph:
     def stream(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         mode: StreamMode | Sequence[StreamMode] | None = None,
         stream_mode: None = None,
@@ -430,6 +540,7 @@ class CompiledGraph:
     def stream(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         mode: None = None,
         stream_mode: StreamMode | Sequence[StreamMode],
@@ -439,6 +550,7 @@ class CompiledGraph:
     def stream(
         self,
         input: Any,
+        config: Mapping[str, Any] | None = None,
         *,
         mode: StreamMode | Sequence[StreamMode] | None = None,
         stream_mode: StreamMode | Sequence[StreamMode] | None = None,
@@ -452,6 +564,8 @@ class CompiledGraph:
         wait: bool | float = False,
         run_id: str | None = None,
         stop: threading.Event | None = None,
+        context: Any = None,
+        configurable: Mapping[str, Any] | None = None,
     ) -> Iterator[Any]:
         """Run the graph, yielding what happens as it happens, step by step.
 
@@ -461,7 +575,8 @@ class CompiledGraph:
         `(chunk, metadata)` for "messages", `(mode, chunk)` for a list of
         modes, `(namespace, ...)` with `subgraphs=True`). The stream is lazy:
         a step starts only once the reader has taken the items of the steps
-        before it, and breaking out of the loop stops the run.
+        before it, and breaking out of the loop stops the run. `config`,
+        `context` and `configurable` as for `invoke`.
         """
         options = self._options(
             thread_id=thread_id,
@@ -475,6 +590,8 @@ class CompiledGraph:
             stop=stop,
             inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
+        if config is not None or context is not None or configurable or thread_id is not None:
+            self._configure(options, config, context, configurable)
         closed = threading.Event()
         options, items = self._streaming(
             replace(options, closed=closed), mode, stream_mode, subgraphs
@@ -492,7 +609,7 @@ class CompiledGraph:
             )
         return self.checkpointer
 
-    def _snapshot(self, loaded: Loaded | None) -> StateSnapshot:
+    def _snapshot(self, loaded: Loaded | None, thread_id: str) -> StateSnapshot:
         state = self.engine.state
         if loaded is None:
             return StateSnapshot(
@@ -503,19 +620,25 @@ class CompiledGraph:
                 step=-1,
                 created_at=None,
                 metadata={},
+                thread_id=thread_id,
             )
         return snapshot_of(loaded, state)
 
-    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> StateSnapshot:
+    def get_state(
+        self, thread_id: str | Mapping[str, Any], checkpoint_id: str | None = None
+    ) -> StateSnapshot:
         """The thread's state at its head (or at `checkpoint_id`), and what runs next.
 
         An unknown thread gives an empty snapshot (`checkpoint_id` None).
+        LangGraph's config dict (`{"configurable": {"thread_id": ..., "checkpoint_id":
+        ...}}`, e.g. a snapshot's `config`) names the thread and checkpoint too.
         """
+        thread_id, checkpoint_id = _thread(thread_id, checkpoint_id)
         store = self._store()
         loaded = run_sync(
             loaded_checkpoint(self.engine, store, thread_id, checkpoint_id, direct=True)
         )
-        snapshot = self._snapshot(loaded)
+        snapshot = self._snapshot(loaded, thread_id)
         if checkpoint_id is None:
             busy = active_run(store, thread_id)
             if busy is not None:
@@ -523,16 +646,51 @@ class CompiledGraph:
         return snapshot
 
     def get_state_history(
-        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+        self,
+        thread_id: str | Mapping[str, Any],
+        *,
+        limit: int | None = None,
+        before: str | Mapping[str, Any] | None = None,
     ) -> Iterator[StateSnapshot]:
-        """Every checkpoint of the thread, newest first (all branches)."""
+        """Every checkpoint of the thread, newest first (all branches).
+
+        `thread_id` (and `before`) may be LangGraph's config dicts.
+        """
+        thread_id, _ = _thread(thread_id, None)
+        if before is not None and not isinstance(before, str):
+            before = thread_of(before)[1]
         store = self._store()
         for record in store.history(thread_id, limit=limit, before=before):
             yield self.get_state(thread_id, record.checkpoint_id)
 
+    @overload
     def update_state(
-        self, thread_id: str, values: dict[str, Any], *, as_node: str | None = None
-    ) -> str:
+        self,
+        thread_id: str,
+        values: Mapping[str, Any] | None,
+        *,
+        as_node: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> str: ...
+
+    @overload
+    def update_state(
+        self,
+        thread_id: Mapping[str, Any],
+        values: Mapping[str, Any] | None,
+        *,
+        as_node: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    def update_state(
+        self,
+        thread_id: str | Mapping[str, Any],
+        values: Mapping[str, Any] | None,
+        *,
+        as_node: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> str | dict[str, Any]:
         """Write `values` to the thread through the reducers, as a new checkpoint; its id.
 
         With `as_node`, the write counts as that node's output: the next
@@ -543,16 +701,35 @@ class CompiledGraph:
         them, and the paused node runs again on the edited state; siblings
         that had finished are not run again, their writes are merged when
         the step completes (after this update).
+
+        With `checkpoint_id` (time travel), the update applies to that past
+        checkpoint instead of the head: the new checkpoint is its child, a
+        new branch, and becomes the thread's head, so `invoke(None,
+        thread_id=...)` continues from the edited past. Given LangGraph's
+        config dict (a snapshot's `config`) instead of a thread id, it reads
+        the thread and checkpoint from it and returns the new checkpoint's
+        config, as LangGraph does.
         """
-        return run_sync(self._update_state(thread_id, values, as_node))
+        as_config = not isinstance(thread_id, str)
+        thread, checkpoint_id = _thread(thread_id, checkpoint_id)
+        new_id = run_sync(self._update_state(thread, dict(values or {}), as_node, checkpoint_id))
+        if as_config:
+            return {
+                "configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": new_id}
+            }
+        return new_id
 
     async def _update_state(
-        self, thread_id: str, values: dict[str, Any], as_node: str | None
+        self,
+        thread_id: str,
+        values: dict[str, Any],
+        as_node: str | None,
+        checkpoint_id: str | None = None,
     ) -> str:
         store = self._store()
         lease = await claim(store, thread_id, uuid.uuid4().hex, direct=True)
         try:
-            return await self._write_update(store, thread_id, values, as_node)
+            return await self._write_update(store, thread_id, values, as_node, checkpoint_id)
         finally:
             await release(lease, direct=True)
 
@@ -562,6 +739,7 @@ class CompiledGraph:
         thread_id: str,
         values: dict[str, Any],
         as_node: str | None,
+        checkpoint_id: str | None = None,
     ) -> str:
         engine = self.engine
         if as_node is not None and as_node not in engine.plan.nodes and as_node != START:
@@ -571,7 +749,7 @@ class CompiledGraph:
                 node=as_node,
             )
         loaded = await loaded_checkpoint(
-            engine, store, thread_id, None, direct=True, cache=self._cache
+            engine, store, thread_id, checkpoint_id, direct=True, cache=self._cache
         )
         cursor = loaded.cursor if loaded else Cursor(thread_id, expected=None)
         saver = Saver(
@@ -647,6 +825,25 @@ class CompiledGraph:
         other._cache = ThreadCache() if checkpointer is not None else None
         return other
 
+    def with_store(self, store: Any) -> CompiledGraph:
+        """A copy of this app whose runs hand `store` to nodes and tools instead.
+
+        The CLI gives an app compiled with a store the one its `--db` names.
+        """
+        other = copy.copy(self)
+        other.store = store
+        return other
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached results of `nodes` (default: every node with a cache_policy)."""
+        if self.cache is None:
+            return
+        specs = self.builder.nodes  # as added: the namespaces were read from these
+        names = [n for n in (nodes if nodes is not None else specs) if n in specs]
+        self.cache.clear(
+            [namespace_of(specs[n]) for n in names if specs[n].cache_policy is not None]
+        )
+
     def threads(self) -> list[str]:
         """Every thread the checkpointer holds."""
         return self._store().threads()
@@ -715,11 +912,13 @@ class CompiledGraph:
 
         The subgraph starts from the parent's values of the shared fields and
         reports its writes to them, in order, for the parent's reducers to
-        merge: appended lists are not doubled, messages merge by id.
+        merge: appended lists are not doubled, messages merge by id. A node
+        inside that returns `Command(graph=Command.PARENT, goto=..., update=...)`
+        stops the subgraph: this node then writes that update and goes there.
         """
         engine = self.engine
 
-        async def subgraph(state: Any) -> SubgraphWrites:
+        async def subgraph(state: Any) -> SubgraphWrites | Command[Any]:
             outer = state.__dict__ if isinstance(state, BaseModel) else state
             scope = current_task.get()
             values = engine.state.defaults()
@@ -743,9 +942,15 @@ class CompiledGraph:
                 if run.subgraphs and "values" in run.modes and given and run.sink is not None:
                     # the subgraph's own first values, as LangGraph streams them
                     run.sink(StreamPart("values", 0, None, engine.state.view(run.values)))
+            # a subgraph compiled with a store of its own gives its nodes that one
+            own_store = bind_store(self.store) if self.store is not None else None
             try:
                 await start_tasks(engine, run, START)
                 await run_loop(engine, run)
+            except ParentCommand as handoff:
+                # a node inside handed off to this graph's nodes: this node writes its update
+                # and goes where it says; the subgraph's own writes stay behind, as in LangGraph
+                return handoff.command
             except GraphInterrupt as paused:
                 if scope is None:
                     raise
@@ -756,6 +961,9 @@ class CompiledGraph:
                         for p in paused.pauses
                     ]
                 ) from None
+            finally:
+                if own_store is not None:
+                    current_store.reset(own_store)
             assert run.write_log is not None
             return SubgraphWrites((k, v) for k, v in run.write_log if k in parent.reducers)
 

@@ -31,21 +31,20 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, cast, overload
 
 from flowgraph._context import (
     TaskMemo,
     TaskScope,
-    current_store,
     current_task,
-    get_stream_writer,
     message_id_factory,
 )
 from flowgraph._ids import StepIds, scope_key
 from flowgraph.graph._bridge import run_sync
 from flowgraph.graph._builder import StateGraph
 from flowgraph.graph._compiled import CompiledGraph
+from flowgraph.graph._inject import INJECTED, injected_values
 from flowgraph.graph._interrupt import GraphInterrupt, Pause
 from flowgraph.graph._once import aonce, once, recalled
 from flowgraph.graph._runner import Emitter
@@ -366,7 +365,7 @@ def task(
 
 # -- the entrypoint ----------------------------------------------------------------
 
-_INJECTED = ("previous", "writer", "store")
+_INJECTED = ("previous", *INJECTED)
 
 
 def _injected(fn: Callable[..., Any]) -> tuple[str, ...]:
@@ -397,14 +396,11 @@ def _injected(fn: Callable[..., Any]) -> tuple[str, ...]:
 
 
 def _given(wanted: tuple[str, ...], values: dict[str, Any]) -> dict[str, Any]:
-    given: dict[str, Any] = {}
-    for name in wanted:
-        if name == "previous":
-            given[name] = values.get("saved")
-        elif name == "writer":
-            given[name] = get_stream_writer()
-        else:
-            given[name] = current_store.get()
+    given = injected_values(tuple(name for name in wanted if name != "previous"))
+    if "previous" in wanted:
+        given["previous"] = values.get("saved")
+    if "runtime" in given:  # LangGraph's Runtime carries `previous` too
+        given["runtime"] = replace(given["runtime"], previous=values.get("saved"))
     return given
 
 
@@ -529,10 +525,11 @@ class Entrypoint(CompiledGraph):
             input = {"input": input}
         return await super()._run(input, options)
 
-    def update_state(self, thread_id: str, values: Any, **options: Any) -> str:
+    def update_state(self, thread_id: Any, values: Any, **options: Any) -> Any:
         """Set the thread's value, as if the function had returned `values` (LangGraph's way).
 
         `get_state` then shows it and the next invocation gets it as `previous`.
+        `thread_id` and what is returned are as for a graph's `update_state`.
         """
         written = {"output": values, "saved": values}
         return super().update_state(thread_id, written, **{"as_node": self.name, **options})
@@ -543,8 +540,9 @@ class entrypoint:
 
     The function takes one input (use a dict for several values) and may ask
     for `previous` (what the last invocation on the thread returned, or
-    saved with `entrypoint.final`), `writer` (the "custom" stream writer)
-    and `store` (the long-term store) by name. It may call tasks,
+    saved with `entrypoint.final`), `writer` (the "custom" stream writer),
+    `store` (the long-term store), `config` and `runtime` by name, as a
+    graph's node may. It may call tasks,
     `interrupt()`, and anything a node may call.
     """
 

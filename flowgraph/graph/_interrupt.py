@@ -14,10 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from flowgraph._context import current_task
 from flowgraph.graph._types import Interrupt
 
-__all__ = ["GraphInterrupt", "Pause", "interrupt"]
+__all__ = ["INTERRUPT_KEY", "GraphInterrupt", "Pause", "interrupt", "with_interrupts"]
+
+INTERRUPT_KEY = "__interrupt__"
+"""Where `invoke` puts the interrupts a run paused at, as LangGraph's does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +76,20 @@ def interrupt(value: Any = None) -> Any:
         return answers[key]
     interrupt_id = f"{scope.run_scope}-{scope.step}-{scope.task_index}-i{position}"
     raise GraphInterrupt([Pause(Interrupt(value, interrupt_id, scope.node), key)])
+
+
+def with_interrupts(out: Any, interrupts: Sequence[Interrupt]) -> Any:
+    """A paused run's result, telling the caller why it paused, as LangGraph's `invoke` does.
+
+    A dict (TypedDict state) gets the key `"__interrupt__"`: the list of
+    `Interrupt`s waiting for `Command(resume=...)`. A pydantic state is
+    returned with the same list readable as `state["__interrupt__"]` (a
+    `MessagesState` reads as a mapping) and `state.__interrupt__`; it is not
+    a field, so it is not validated, dumped or compared.
+    """
+    waiting = list(interrupts)
+    if isinstance(out, dict):
+        out[INTERRUPT_KEY] = waiting
+    elif isinstance(out, BaseModel):
+        out.__dict__[INTERRUPT_KEY] = waiting
+    return out

@@ -182,6 +182,7 @@ def snapshot_of(loaded: Loaded, state: StateAdapter) -> StateSnapshot:
         created_at=record.created_at,
         metadata=loaded.metadata,
         interrupts=tuple(i for p in loaded.pending.values() for i in p.interrupts),
+        thread_id=record.thread_id,
     )
 
 
@@ -303,7 +304,7 @@ def _encode_step(
     )
     if snapshot:
         del payload["writes"]
-        payload["values"] = _encode_values(fields, values, cursor, new_messages)
+        payload["values"] = _encode_values(fields, state.stored(values), cursor, new_messages)
         data = _dumps(payload, results)
         cursor.base_id = checkpoint_id
         cursor.snapshot_bytes = len(data)

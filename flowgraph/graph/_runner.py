@@ -14,7 +14,7 @@ import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,7 @@ from flowgraph.graph._lease import RunLease
 from flowgraph.graph._persist import PendingTask, Saver
 from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes, next_tasks
 from flowgraph.graph._pool import run_in_thread
-from flowgraph.graph._types import MISSING, Command, Interrupt, Send, StreamPart
+from flowgraph.graph._types import MISSING, Command, Interrupt, ParentCommand, Send, StreamPart
 
 if TYPE_CHECKING:
     from flowgraph.graph._builder import Branch
@@ -59,6 +59,8 @@ class Engine:
     plan: Plan
     state: StateAdapter
     name: str
+    remaining_steps: tuple[str, ...] = ()
+    """State fields typed RemainingSteps, set before every step (most graphs have none)."""
 
 
 PASSED_UP = frozenset({"messages", "custom"})
@@ -161,15 +163,15 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
                 "not returned by a node",
                 node=node,
             )
-        writes: list[tuple[str, Any]] = []
-        if out.update is not None:
-            if not isinstance(out.update, Mapping):
-                raise InvalidUpdateError(
-                    f"Node '{node}' returned Command(update=...) with a "
-                    f"{type(out.update).__name__}; update must be a dict of fields",
-                    node=node,
-                )
-            writes = list(engine.state.check_update(node, out.update).items())
+        if out.graph is not None:
+            if out.graph == Command.PARENT:  # a handoff: the node running this graph goes on
+                raise ParentCommand(replace(out, graph=None))
+            raise InvalidUpdateError(
+                f"Node '{node}' returned Command(graph={out.graph!r}); graph is None (this "
+                "graph) or Command.PARENT (the graph that runs this one as a node)",
+                node=node,
+            )
+        writes = [] if out.update is None else _command_writes(engine, node, out.update)
         return TaskResult(task, writes, out.goto_targets())
     if isinstance(out, SubgraphWrites):
         checked: list[tuple[str, Any]] = []
@@ -182,6 +184,25 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
     raise InvalidUpdateError(
         f"Node '{node}' returned {type(out).__name__}; a node returns a dict of updates, "
         "a Command, or None",
+        node=node,
+    )
+
+
+def _command_writes(engine: Engine, node: str, update: Any) -> list[tuple[str, Any]]:
+    """A Command's update as checked writes: a dict of fields, or (key, value) pairs in order."""
+    if isinstance(update, Mapping):
+        return list(engine.state.check_update(node, update).items())
+    if isinstance(update, (list, tuple)) and all(
+        isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str)
+        for pair in update
+    ):
+        writes: list[tuple[str, Any]] = []
+        for key, value in update:
+            writes.extend(engine.state.check_update(node, {key: value}).items())
+        return writes
+    raise InvalidUpdateError(
+        f"Node '{node}' returned Command(update=...) with a {type(update).__name__}; update "
+        "must be a dict of fields or a list of (field, value) pairs",
         node=node,
     )
 
@@ -446,6 +467,9 @@ async def run_loop(engine: Engine, run: Run) -> None:
                 await _pause_before(run, paused)
                 return
         run.skip_breakpoint = False
+        if engine.remaining_steps:
+            left = run.recursion_limit - 1 - run.steps_taken
+            run.values = {**run.values, **dict.fromkeys(engine.remaining_steps, left)}
         step = run.step + 1
         if run.saver is not None:
             run.scope = run.saver.step_scope()
@@ -453,7 +477,7 @@ async def run_loop(engine: Engine, run: Run) -> None:
             # the usual step of a loop (one node): run it here, no gather and no outcome list
             try:
                 results = [await _run_task(engine, run, run.tasks[0], step, run.inline_sync)]
-            except (Exception, GraphInterrupt) as exc:
+            except (Exception, GraphInterrupt, ParentCommand) as exc:
                 await _stop_step(run, [exc])
                 return
         else:
@@ -506,7 +530,19 @@ async def _pause_before(run: Run, paused: Sequence[Task]) -> None:
 
 
 async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -> None:
-    """A step that did not finish: keep what did, then raise the failure or record the pause."""
+    """A step that did not finish: keep what did, then raise the failure or record the pause.
+
+    A subgraph's node handing off to the parent graph (`Command.PARENT`)
+    ends the subgraph run here: its node in the parent takes the command.
+    """
+    handoff = next((o for o in outcomes if isinstance(o, ParentCommand)), None)
+    if handoff is not None:
+        if run.write_log is not None:  # a subgraph: its node in the parent goes on
+            raise handoff
+        outcomes = [
+            _no_parent(task.node) if isinstance(o, ParentCommand) else o
+            for task, o in zip(run.tasks, outcomes, strict=True)
+        ]
     pending: dict[int, PendingTask] = {}
     pauses: list[Pause] = []
     failure: BaseException | None = None
@@ -548,6 +584,15 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
     if failure is not None:
         raise failure
     stream_pause(run, run.interrupts)
+
+
+def _no_parent(node: str) -> InvalidUpdateError:
+    return InvalidUpdateError(
+        f"Node '{node}' returned Command(graph=Command.PARENT), but its graph runs on its "
+        "own, not as a node of another; add the graph to a parent graph as a node "
+        "(add_node(name, compiled_graph)), or drop graph= to route within this graph",
+        node=node,
+    )
 
 
 def _stream_step(engine: Engine, run: Run, results: Sequence[TaskResult]) -> None:

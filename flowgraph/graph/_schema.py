@@ -33,6 +33,7 @@ from flowgraph.state import (
     Reducer,
     field_reducers,
     is_typeddict_schema,
+    managed_fields,
     typeddict_hints,
 )
 
@@ -98,7 +99,10 @@ class StateAdapter:
                 "subclass MessagesState to start"
             )
         self.reducers: dict[str, Reducer | None] = field_reducers(schema)
-        self._own = frozenset(self.reducers)
+        self.managed: dict[str, str] = managed_fields(schema)
+        """Fields the engine supplies (`RemainingSteps`): read by nodes, never written or
+        stored, by their kind."""
+        self._own = frozenset(self.reducers) | frozenset(self.managed)
         self.visible = self._own
         """The keys the state's view shows: a step writing none of them changes no view."""
         self._foreign: dict[str, type[Any]] = {}
@@ -114,9 +118,15 @@ class StateAdapter:
         # ours leaves a field declared without a default unset (absent from the view) until
         # a node or an input writes it
         optional = isinstance(schema, type) and issubclass(schema, MessagesState)
-        self.required = () if optional else tuple(n for n, i in fields.items() if i.is_required())
+        self.required = (
+            ()
+            if optional
+            else tuple(n for n, i in fields.items() if i.is_required() and n not in self.managed)
+        )
         self._defaults: list[tuple[str, Callable[[], Any]]] = [
-            (name, _default_maker(info)) for name, info in fields.items() if not info.is_required()
+            (name, _default_maker(info))
+            for name, info in fields.items()
+            if not info.is_required() and name not in self.managed
         ]
 
     def _fields_changed(self) -> None:
@@ -148,10 +158,12 @@ class StateAdapter:
         """Take in the fields of `schema` that the state lacks, as private keys."""
         added = False
         for name, reducer in field_reducers(schema).items():
-            if name not in self.reducers:
+            if name not in self.reducers and name not in self.managed:
                 self.reducers[name] = reducer
                 self._foreign[name] = schema
                 added = True
+        for name, kind in managed_fields(schema).items():
+            self.managed.setdefault(name, kind)
         if added:
             self._fields_changed()
 
@@ -165,7 +177,7 @@ class StateAdapter:
         if self.is_state_type(schema):
             return self.view
         self.add_schema(schema)
-        keys = tuple(field_reducers(schema))
+        keys = (*field_reducers(schema), *managed_fields(schema))
         if isinstance(schema, type) and issubclass(schema, BaseModel):
             model = schema
 
@@ -236,15 +248,23 @@ class StateAdapter:
         """What a run returns: the state (or the output schema's part of it), detached."""
         if self._output is None:
             return self.detached(values)
-        return self._output(_copied(values))
+        values = _copied(values)
+        return self._output(self.stored(values) if self.managed else values)
 
     def detached(self, values: dict[str, Any]) -> Any:
         """The state for a caller to keep: its lists, dicts and sets are copies.
 
         What a run hands back may also live on in the thread cache; a caller
-        appending to `state.messages` must not change the thread.
+        appending to `state.messages` must not change the thread. Managed
+        fields (`RemainingSteps`) are the run's own and are left out.
         """
-        return self.view(_copied(values))
+        values = _copied(values)
+        return self.view(self.stored(values) if self.managed else values)
+
+    def stored(self, values: dict[str, Any]) -> dict[str, Any]:
+        """`values` without managed fields: what checkpoints and callers get."""
+        managed = self.managed
+        return {k: v for k, v in values.items() if k not in managed} if managed else values
 
     # -- updates --------------------------------------------------------------
 
@@ -268,6 +288,13 @@ class StateAdapter:
             self._check_input(update)
         for key, value in update.items():
             if key not in reducers:
+                if key in self.managed:
+                    raise InvalidUpdateError(
+                        f"Node '{node}' wrote to '{key}', which the engine manages "
+                        f"({self.managed[key]}): nodes read it, and nothing writes it",
+                        node=node,
+                        key=key,
+                    )
                 raise InvalidUpdateError(
                     f"Node '{node}' wrote to '{key}', which is not a field of "
                     f"{self.schema.__name__}; add the field to the schema or fix the key "

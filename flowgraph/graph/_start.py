@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from flowgraph._context import RunUsage, message_id_factory
+from flowgraph._context import RunInfo, RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, ThreadCache, load
@@ -64,6 +64,8 @@ class RunOptions:
     run_id: str | None = None
     """The caller's name for this run, kept in its checkpoints' metadata (default: a fresh id)."""
     caught_up: Callable[[], Awaitable[None]] | None = None
+    info: RunInfo | None = None
+    """What nodes asking for `config` or `runtime` read (None: nothing was given)."""
 
 
 def _usage_for(budget: Budget | None) -> RunUsage:

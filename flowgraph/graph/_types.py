@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from flowgraph.errors import (
     FlowgraphError,
@@ -21,6 +21,7 @@ __all__ = [
     "Budget",
     "Command",
     "Interrupt",
+    "ParentCommand",
     "RetryPolicy",
     "Send",
     "StateSnapshot",
@@ -67,16 +68,25 @@ else:  # at run time the default changes nothing, and typing_extensions is not i
 class Command(Generic[N]):
     """Route and update from inside a node, or resume an interrupted run.
 
-    Returned by a node: `update` is applied like a returned dict and `goto`
-    names the next node(s) or `Send`s. Given to `invoke`: `resume` is what
-    the pending `interrupt()` returns (a dict keyed by interrupt id resumes
-    several at once). A node's return hint `-> Command[Literal["a", "b"]]`
-    declares where it may go (as `add_node(..., destinations=...)` does).
+    Returned by a node: `update` is applied like a returned dict (or a
+    list of (key, value) pairs) and `goto` names the next node(s) or
+    `Send`s. With `graph=Command.PARENT`, a node inside a subgraph hands
+    off to the graph that runs the subgraph: the subgraph stops, and its
+    node in the parent writes `update` and goes to `goto` (nodes of the
+    parent). Returned by a tool, ToolNode applies it. Given to `invoke`:
+    `resume` is what the pending `interrupt()` returns (a dict keyed by
+    interrupt id resumes several at once). A node's return hint
+    `-> Command[Literal["a", "b"]]` declares where it may go (as
+    `add_node(..., destinations=...)` does).
     """
 
     update: Any = None
     goto: str | Send | Sequence[str | Send] = ()
     resume: Any = MISSING
+    graph: str | None = None
+    """None: this graph; `Command.PARENT`: the graph that runs this one as a node."""
+
+    PARENT: ClassVar[str] = "__parent__"
 
     @property
     def has_resume(self) -> bool:
@@ -87,6 +97,18 @@ class Command(Generic[N]):
         goto = self.goto
         targets = [goto] if isinstance(goto, (str, Send)) else list(goto)
         return [_plain(t) for t in targets]
+
+
+class ParentCommand(BaseException):
+    """Raised for a node's `Command(graph=Command.PARENT)`: the subgraph stops, and the node
+    that runs it in the parent graph returns the command (without `graph`) instead.
+
+    A BaseException, so a node's `except Exception` or a RetryPolicy never takes it.
+    """
+
+    def __init__(self, command: Command[Any]) -> None:
+        super().__init__(command)
+        self.command = command
 
 
 def _plain(target: str | Send) -> str | Send:
@@ -249,11 +271,35 @@ class StateSnapshot:
     """Pauses waiting for `Command(resume=...)`."""
     active_run: str | None = None
     """The run working on the thread right now (None: the thread is idle)."""
+    thread_id: str | None = None
 
     @property
     def busy(self) -> bool:
         """Whether a run holds the thread now (a new run on it would be refused)."""
         return self.active_run is not None
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """This checkpoint as LangGraph's config dict names it, for code written against it.
+
+        `invoke(None, snapshot.config)` continues (forks) from here, and
+        `update_state(snapshot.config, values)` edits it.
+        """
+        return _checkpoint_config(self.thread_id, self.checkpoint_id)
+
+    @property
+    def parent_config(self) -> dict[str, Any] | None:
+        """The parent checkpoint's config (None for a thread's first checkpoint)."""
+        if self.parent_id is None:
+            return None
+        return _checkpoint_config(self.thread_id, self.parent_id)
+
+
+def _checkpoint_config(thread_id: str | None, checkpoint_id: str | None) -> dict[str, Any]:
+    configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
+    if checkpoint_id is not None:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
 
 
 StreamMode = Literal["updates", "values", "messages", "custom", "events"]

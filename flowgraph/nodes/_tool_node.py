@@ -13,20 +13,27 @@ call runs through `aonce` (key: its call id): a call that returned is
 never run again when the node is retried or resumed because a sibling
 call, or anything after it, failed; only calls that failed, or were cut
 off mid-way by a crash, run again.
+
+A tool may return a `Command(update=..., goto=...)` instead of a result,
+as in LangGraph: its update is applied (it must answer its own call with a
+ToolMessage among its messages), and the run goes where it says, after
+the other calls' messages in call order. `graph=Command.PARENT` hands off
+to the graph that runs this one as a node (a multi-agent handoff).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
 import flowgraph._hooks as _hooks
 from flowgraph._context import charge_tool_calls
-from flowgraph.errors import BudgetExceededError, ToolError
+from flowgraph.errors import BudgetExceededError, InvalidUpdateError, ToolError
+from flowgraph.graph import Command
 from flowgraph.graph._bridge import run_sync
 from flowgraph.graph._once import aonce
 from flowgraph.messages import (
@@ -40,6 +47,7 @@ from flowgraph.messages import (
     ToolCall,
     ToolMessage,
     VideoPart,
+    coerce_messages,
 )
 from flowgraph.nodes._state import messages_of
 from flowgraph.tools import Tool
@@ -164,8 +172,12 @@ class ToolNode:
 
     # -- running --------------------------------------------------------------
 
-    async def __call__(self, state: Any) -> dict[str, list[ToolMessage]]:
-        """Answer the pending calls: `{"messages": [ToolMessage, ...]}` in call order."""
+    async def __call__(self, state: Any) -> dict[str, list[ToolMessage]] | Command[Any]:
+        """Answer the pending calls: `{"messages": [ToolMessage, ...]}` in call order.
+
+        When a tool returned a Command, the answer is one Command: every
+        call's messages and updates in call order, and the tools' gotos.
+        """
         messages = messages_of(state, self.messages_key, who="ToolNode")
         message, calls = pending_tool_calls(messages)
         if message is None:
@@ -184,22 +196,26 @@ class ToolNode:
             ),
             return_exceptions=True,
         )
-        answers: list[ToolMessage] = []
+        answers: list[ToolMessage | Command[Any]] = []
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
             answers.append(outcome)
-        return {self.messages_key: answers}
+        if any(isinstance(answer, Command) for answer in answers):
+            return _combined(self.messages_key, calls, answers)
+        return {self.messages_key: answers}  # type: ignore[dict-item]  # no Command among them
 
-    async def ainvoke(self, state: Any) -> dict[str, list[ToolMessage]]:
+    async def ainvoke(self, state: Any) -> dict[str, list[ToolMessage]] | Command[Any]:
         """The node, called from async code (the same as awaiting the node itself)."""
         return await self(state)
 
-    def invoke(self, state: Any) -> dict[str, list[ToolMessage]]:
+    def invoke(self, state: Any) -> dict[str, list[ToolMessage]] | Command[Any]:
         """The node, called from sync code outside a graph."""
         return run_sync(self(state))
 
-    async def _answer(self, call: ToolCall | InvalidToolCall, key: str, state: Any) -> ToolMessage:
+    async def _answer(
+        self, call: ToolCall | InvalidToolCall, key: str, state: Any
+    ) -> ToolMessage | Command[Any]:
         call_id = call.id or ""
         name = call.name or ""
         try:
@@ -220,7 +236,7 @@ class ToolNode:
             )
         return message
 
-    async def _run(self, call: ToolCall, state: Any) -> ToolMessage:
+    async def _run(self, call: ToolCall, state: Any) -> ToolMessage | Command[Any]:
         """The call, watched by the observer (tracing) when one is set."""
         observer = _hooks.observer
         if observer is None:
@@ -234,10 +250,25 @@ class ToolNode:
         except BaseException as exc:
             seen.end(error=exc)
             raise
-        seen.end(message)
+        seen.end(message if isinstance(message, ToolMessage) else self._reply_in(message, call))
         return message
 
-    async def _execute(self, call: ToolCall, state: Any) -> ToolMessage:
+    def _reply_in(self, command: Command[Any], call: ToolCall) -> ToolMessage:
+        """A tool's Command as its call's result for an observer: the ToolMessage in its
+        update that answers the call (a handoff may have none: then a note of the Command)."""
+        try:
+            for key, value in _pairs(command.update, call.name):
+                if key == self.messages_key:
+                    for message in coerce_messages(value):
+                        if isinstance(message, ToolMessage) and message.tool_call_id == call.id:
+                            return message
+        except (InvalidUpdateError, ValueError):
+            pass  # a malformed update fails the node after this, with its own error
+        return ToolMessage(
+            content=f"Command(goto={command.goto!r})", tool_call_id=call.id, name=call.name
+        )
+
+    async def _execute(self, call: ToolCall, state: Any) -> ToolMessage | Command[Any]:
         tool = self.tools.get(call.name)
         if tool is None:
             available = ", ".join(sorted(self.tools)) or "none"
@@ -272,7 +303,9 @@ class ToolNode:
             return handler(exc)
         return f"Error: tool `{name}` raised {type(exc).__name__}: {exc}"
 
-    def _message(self, tool: Tool, call: ToolCall, result: Any) -> ToolMessage:
+    def _message(self, tool: Tool, call: ToolCall, result: Any) -> ToolMessage | Command[Any]:
+        if isinstance(result, Command):  # applied with the other answers (see `_combined`)
+            return result
         if isinstance(result, ToolMessage):
             return result.model_copy(
                 update={"tool_call_id": call.id, "name": result.name or call.name}
@@ -283,3 +316,92 @@ class ToolNode:
         return ToolMessage(
             content=_as_content(result), tool_call_id=call.id, name=call.name, artifact=artifact
         )
+
+
+# -- tools that return a Command ----------------------------------------------------
+
+
+def _pairs(update: Any, tool: str) -> list[tuple[str, Any]]:
+    """A tool's Command update as (field, value) pairs in order."""
+    if update is None:
+        return []
+    if isinstance(update, Mapping):
+        return list(update.items())
+    if isinstance(update, (list, tuple)) and all(
+        isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str) for p in update
+    ):
+        return [(key, value) for key, value in update]
+    raise InvalidUpdateError(
+        f"Tool `{tool}` returned Command(update=...) with a {type(update).__name__}; update "
+        "is a dict of state fields (or a list of (field, value) pairs)"
+    )
+
+
+def _answering(
+    messages_key: str, call: ToolCall | InvalidToolCall, pairs: list[tuple[str, Any]]
+) -> tuple[list[tuple[str, Any]], bool]:
+    """The pairs with the call's ToolMessage named after its tool; and whether there is one."""
+    answered = False
+    out = []
+    for key, value in pairs:
+        if key == messages_key:
+            messages = coerce_messages(value)
+            for i, message in enumerate(messages):
+                if isinstance(message, ToolMessage) and message.tool_call_id == call.id:
+                    answered = True
+                    if message.name is None:
+                        messages[i] = message.model_copy(update={"name": call.name})
+            value = messages
+        out.append((key, value))
+    return out, answered
+
+
+def _combined(
+    messages_key: str,
+    calls: Sequence[ToolCall | InvalidToolCall],
+    answers: Sequence[ToolMessage | Command[Any]],
+) -> Command[Any]:
+    """Every call's answer as one Command: messages and updates in call order, all gotos.
+
+    A tool's Command for this graph must answer its call with a ToolMessage
+    (a provider rejects a call left without one). If any tool hands off to
+    the parent graph, the answer is that handoff: the subgraph stops there,
+    so only the handoffs' updates and gotos go up, as in LangGraph.
+    """
+    writes: list[tuple[str, Any]] = []
+    goto: list[Any] = []
+    parent_writes: list[tuple[str, Any]] = []
+    parent_goto: list[Any] = []
+    for call, answer in zip(calls, answers, strict=True):
+        if isinstance(answer, ToolMessage):
+            writes.append((messages_key, [answer]))
+            continue
+        name = call.name or ""
+        if answer.has_resume:
+            raise InvalidUpdateError(
+                f"Tool `{name}` returned Command(resume=...); resume is given to invoke()"
+            )
+        pairs, answered = _answering(messages_key, call, _pairs(answer.update, name))
+        if answer.graph == Command.PARENT:
+            parent_writes.extend(pairs)
+            parent_goto.extend(answer.goto_targets())
+            continue
+        if answer.graph is not None:
+            raise InvalidUpdateError(
+                f"Tool `{name}` returned Command(graph={answer.graph!r}); graph is None or "
+                "Command.PARENT"
+            )
+        if not answered:
+            raise InvalidUpdateError(
+                f"Tool `{name}` returned a Command whose update does not answer its call "
+                f"{call.id!r}: every tool call needs a ToolMessage with its tool_call_id. "
+                "Return Command(update={'"
+                + messages_key
+                + "': [ToolMessage('...', tool_call_id=tool_call_id)], ...}), with the id "
+                "from an InjectedToolCallId parameter"
+            )
+        writes.extend(pairs)
+        goto.extend(answer.goto_targets())
+    if parent_writes or parent_goto:
+        return Command(update=parent_writes, goto=parent_goto, graph=Command.PARENT)
+    return Command(update=writes, goto=goto)

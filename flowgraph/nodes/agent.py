@@ -37,13 +37,18 @@ def create_react_agent(
     memory: Memory | None = None,
     budget: Budget | None = None,
     name: str = "react_agent",
+    store: Any = None,
+    context_schema: type[Any] | None = None,
 ) -> CompiledGraph:
     """A compiled graph that calls `model` until it stops asking for `tools`.
 
     With no tools it is a single model call per turn. A checkpointer makes
-    every step resumable and keeps the conversation per `thread_id`.
+    every step resumable and keeps the conversation per `thread_id`; a
+    long-term `store` (`flowgraph.store`) reaches tools that ask for it with
+    `InjectedStore` or `ToolRuntime`, and `context_schema` types the
+    `invoke(..., context=...)` they read from `ToolRuntime.context`.
     """
-    graph = StateGraph(state_schema)
+    graph = StateGraph(state_schema, context_schema=context_schema)
     graph.add_node(
         "agent", ModelNode(model, tools=tools, system=system, options=options, memory=memory)
     )
@@ -54,7 +59,7 @@ def create_react_agent(
         graph.add_edge("tools", "agent")
     else:
         graph.add_edge("agent", END)
-    return graph.compile(checkpointer=checkpointer, budget=budget, name=name)
+    return graph.compile(checkpointer=checkpointer, budget=budget, name=name, store=store)
 
 
 class Agent:

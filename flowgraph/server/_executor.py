@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 import threading
@@ -38,6 +37,8 @@ __all__ = ["LocalRun", "RunManager", "lost_error"]
 log = logging.getLogger("flowgraph.server")
 _T = TypeVar("_T")
 _ENGINE_MODES = frozenset(get_args(StreamMode))
+_CONFIG_KEYS = frozenset({"configurable", "recursion_limit", "tags", "metadata", "run_name"})
+"""The keys of a run's config the engine reads (it refuses others; the wire may carry any)."""
 RETAIN_S = 300.0
 """How long a finished run's events stay in memory for join_stream replays."""
 
@@ -340,8 +341,10 @@ class RunManager:
             "interrupt_after": breakpoints("interrupt_after"),
             "run_id": record.run_id,
         }
-        if "config" in inspect.signature(app.astream).parameters:
-            call["config"] = config  # once the engine hands a run's config to its nodes
+        # the run's config and context reach the nodes that ask (config, runtime); keys of
+        # the config the engine does not read are dropped, as unknown request fields are
+        call["config"] = {k: v for k, v in config.items() if k in _CONFIG_KEYS}
+        call["context"] = kwargs.get("context") or None
         return app.astream(input, mode=modes, stop=stop, **call)  # type: ignore[arg-type]
 
     async def _execute(self, entry: GraphEntry, local: LocalRun) -> None:

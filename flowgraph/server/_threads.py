@@ -259,21 +259,17 @@ async def update_state(request: Request) -> Response:
         raise ApiError(
             422, f"Field 'as_node' names {as_node!r}, which is not a node of graph {entry.graph_id}"
         )
+    # an earlier checkpoint: the update is its child, a new branch (time travel)
     at = _checkpoint_arg(body.raw("checkpoint_id") or body.raw("checkpoint"), "checkpoint_id")
-    head = await server.reg(server.checkpointer.head, thread_id)
-    if at is not None and at != head:
-        raise ApiError(
-            422,
-            "Field 'checkpoint_id': flowgraph updates a thread at its head; "
-            "fork from an earlier checkpoint with a run (checkpoint_id=...)",
-        )
+    if at is not None and await server.reg(server.checkpointer.get, thread_id, at) is None:
+        raise ApiError(404, f"Thread {thread_id} has no checkpoint {at}")
     raw = body.raw("values")
     if raw is not None and not isinstance(raw, dict):
         body.fail("values", "an object")
     values = input_from_wire(raw or {}, entry.message_fields, "values")
     try:
         checkpoint_id = await asyncio.to_thread(
-            entry.app.update_state, thread_id, values, as_node=as_node
+            entry.app.update_state, thread_id, values, as_node=as_node, checkpoint_id=at
         )
     except ConcurrentRunError:
         raise ApiError(

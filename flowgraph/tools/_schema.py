@@ -3,8 +3,10 @@
 The model is built from the function's signature: each parameter's type
 hint, default and description (from `Annotated[T, "text"]`,
 `Annotated[T, Field(...)]`, or the docstring's Args section). Parameters
-annotated `InjectedState` / `InjectedToolCallId` / `InjectedStore` are left
-out: the node fills them, and the model never sees or sets them.
+annotated `InjectedState` / `InjectedToolCallId` / `InjectedStore`, or typed
+`RunnableConfig` (the run's config) or `ToolRuntime` (the run's context,
+store, config, state and call id), are left out: the node fills them, and
+the model never sees or sets them.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import inspect
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
+
+from flowgraph._context import RunnableConfig, Runtime
 
 __all__ = ["InjectedState", "InjectedStore", "InjectedToolCallId", "Injection"]
 # also used by _tool: Signature, clean_json_schema, read_signature
@@ -67,11 +72,27 @@ class Injection:
     """A parameter the node fills: the state (or one of its fields), the call id, the store."""
 
     param: str
-    kind: Literal["state", "tool_call_id", "store"]
+    kind: Literal["state", "tool_call_id", "store", "config", "runtime"]
     field: str | None = None
 
 
+def _bare(hint: object) -> object:
+    """`hint` without `| None` and type arguments: `ToolRuntime[Ctx] | None` -> ToolRuntime."""
+    options = [a for a in get_args(hint) if a is not type(None)]
+    if get_origin(hint) in (Union, UnionType) and len(options) == 1:
+        hint = options[0]
+    return get_origin(hint) or hint
+
+
 def _injection(param: str, hint: object) -> Injection | None:
+    bare = _bare(hint)
+    # LangChain's RunnableConfig and LangGraph's ToolRuntime (a port that kept their
+    # imports) are taken by name: the tool gets flowgraph's, which reads the same
+    name = getattr(bare, "__name__", None)
+    if bare is RunnableConfig or name == "RunnableConfig":
+        return Injection(param, "config")
+    if (isinstance(bare, type) and issubclass(bare, Runtime)) or name == "ToolRuntime":
+        return Injection(param, "runtime")
     if get_origin(hint) is not Annotated:
         return None
     for meta in get_args(hint)[1:]:

@@ -20,7 +20,13 @@ from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from flowgraph._context import current_store
+from flowgraph._context import (
+    ToolRuntime,
+    current_run,
+    current_store,
+    get_stream_writer,
+    run_config,
+)
 from flowgraph.errors import ToolError
 from flowgraph.messages import ToolCall
 from flowgraph.tools._docstring import ParsedDocstring
@@ -250,6 +256,12 @@ class Tool:
             if injection.kind == "store":
                 kwargs[injection.param] = _run_store(store, injection, self.name)
                 continue
+            if injection.kind == "config":
+                kwargs[injection.param] = run_config()
+                continue
+            if injection.kind == "runtime":
+                kwargs[injection.param] = _tool_runtime(state, tool_call_id, store)
+                continue
             if injection.kind == "tool_call_id":
                 if tool_call_id is None:
                     raise ToolError(
@@ -294,7 +306,8 @@ class Tool:
         `response_format="content_and_artifact"` the result is the
         `(content, artifact)` tuple. `state` and `tool_call_id` fill the
         injected parameters (a ToolNode passes them); `store` fills an
-        `InjectedStore` one (default: the running graph's store).
+        `InjectedStore` one (default: the running graph's store). A
+        `RunnableConfig` or `ToolRuntime` parameter gets the running graph's.
         """
         if isinstance(args, ToolCall):
             tool_call_id = tool_call_id or args.id
@@ -371,6 +384,19 @@ def _run_store(store: Any, injection: Injection, tool_name: str) -> Any:
             tool_name=tool_name,
         )
     return store
+
+
+def _tool_runtime(state: Any, tool_call_id: str | None, store: Any) -> ToolRuntime[Any]:
+    """What a `runtime: ToolRuntime` parameter receives: the run's and the call's details."""
+    info = current_run.get()
+    return ToolRuntime(
+        context=None if info is None else info.context,
+        store=store if store is not None else current_store.get(),
+        stream_writer=get_stream_writer(),
+        state=state,
+        config=run_config(),
+        tool_call_id=tool_call_id,
+    )
 
 
 def _state_value(state: Any, injection: Injection, tool_name: str) -> Any:

@@ -21,6 +21,7 @@ from flowgraph import (
     AIMessage,
     Command,
     HumanMessage,
+    InjectedToolCallId,
     MessagesState,
     ModelNode,
     RetryPolicy,
@@ -456,6 +457,75 @@ def test_a_failed_model_call_is_not_recorded_and_is_retried(
         {"messages": [HumanMessage("hi")]}, thread_id=tid()
     )
     assert [m.text for m in out.messages] == ["hi", "fine"]
+
+
+# -- a tool that returns a Command goes through `aonce` like any other result -------
+
+
+class Booked(MessagesState):
+    booking: str = ""
+
+
+def booking_graph(checkpointer: BaseCheckpointer, ran: Counter[str], fail_times: int) -> Any:
+    """Two calls at once: `book` returns a Command (its update sets `booking`, then the run
+    goes to `confirm`), `charge_card` fails its first `fail_times` tries."""
+
+    @tool
+    def book(seat: str, call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Book a seat."""
+        ran[f"book:{seat}"] += 1
+        reply = ToolMessage(f"booked {seat}", tool_call_id=call_id)
+        return Command(update={"booking": seat, "messages": [reply]}, goto="confirm")
+
+    @tool
+    def charge_card(amount: int) -> str:
+        """Charge the card."""
+        ran[f"charge:{amount}"] += 1
+        if ran[f"charge:{amount}"] <= fail_times:
+            raise RuntimeError("the payment gateway timed out")
+        return f"charged {amount}"
+
+    def agent(state: Booked) -> dict[str, Any]:
+        calls = [
+            ToolCall(id="call_a", name="book", args={"seat": "12A"}),
+            ToolCall(id="call_b", name="charge_card", args={"amount": 5}),
+        ]
+        return {"messages": [AIMessage("", tool_calls=calls)]}
+
+    def confirm(state: Booked) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"Seat {state.booking} is yours.")]}
+
+    g = StateGraph(Booked)
+    g.add_node("agent", agent)
+    g.add_node(
+        "tools", ToolNode([book, charge_card], handle_errors=False), destinations=["confirm"]
+    )
+    g.add_node("confirm", confirm)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", "tools")
+    return g.compile(checkpointer=checkpointer)
+
+
+def test_a_tool_command_is_not_run_again_on_resume_after_a_sibling_failed(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    ran = Counter[str]()
+    with pytest.raises(ToolError, match="payment gateway"):
+        booking_graph(checkpointer, ran, fail_times=1).invoke(
+            {"messages": [HumanMessage("book 12A")]}, thread_id=t
+        )
+    assert ran == Counter({"book:12A": 1, "charge:5": 1})
+    # a fresh app over the same store: the stored Command comes back, book does not run
+    out = booking_graph(checkpointer, ran, fail_times=1).invoke(None, thread_id=t)
+    assert ran == Counter({"book:12A": 1, "charge:5": 2})
+    assert out.booking == "12A"
+    assert [(m.type, m.text) for m in out.messages[2:]] == [
+        ("tool", "booked 12A"),
+        ("tool", "charged 5"),
+        ("ai", "Seat 12A is yours."),
+    ]
+    assert [m.name for m in out.messages[2:4]] == ["book", "charge_card"]
 
 
 def test_an_error_result_is_not_kept_and_its_call_runs_again_on_retry() -> None:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
 
 import pytest
+
+from flowgraph.store import open_store
 
 from .conftest import Cli
 
@@ -46,3 +49,49 @@ def test_run_show_and_resume_on_a_server_store(cli: Cli, backend: str) -> None:
     assert resumed.out == "The human said: yes\n", resumed.err
     assert cli("--db", url, "delete", thread).code == 0
     assert cli("--db", url, "delete", f"{thread}-h").code == 0
+
+
+REMEMBER = '''
+from typing import Annotated
+
+from flowgraph import InjectedStore, ScriptedChatModel, create_react_agent, tool
+from flowgraph.store import BaseStore, InMemoryStore
+
+NAMESPACE = ("notes", "NS")
+
+
+@tool
+def note(text: str, store: Annotated[BaseStore, InjectedStore()]) -> str:
+    """Keep a note for later conversations."""
+    store.put(NAMESPACE, text, {"text": text})
+    return f"{len(store.search(NAMESPACE, limit=100))} notes"
+
+
+def reply(messages):
+    last = messages[-1]
+    if last.type == "human":
+        return {"tool_calls": [{"name": "note", "args": {"text": last.text}}]}
+    return f"Kept: {last.text}."
+
+
+app = create_react_agent(ScriptedChatModel(reply), [note], store=InMemoryStore())
+'''
+
+
+@pytest.mark.parametrize("backend", sorted(URLS))
+def test_an_app_compiled_with_a_store_gets_the_long_term_store_db_names(
+    cli: Cli, backend: str, tmp_path: Path
+) -> None:
+    url = URLS[backend]
+    if not url:
+        pytest.skip(f"no {backend} server: FLOWGRAPH_TEST_{backend.upper()}_URL is not set")
+    namespace = ("notes", uuid.uuid4().hex)  # the servers are shared: a namespace of our own
+    (tmp_path / "remember.py").write_text(REMEMBER.replace("NS", namespace[1]))
+    with open_store(url) as store:
+        first = cli("--db", url, "run", "remember.py", "tea", "-q")
+        second = cli("--db", url, "run", "remember.py", "jazz", "-q")  # a new thread
+        assert first.out == "Kept: 1 notes.\n", first.err
+        assert second.out == "Kept: 2 notes.\n", second.err
+        assert sorted(item.key for item in store.search(namespace)) == ["jazz", "tea"]
+        store.delete(namespace, "tea")
+        store.delete(namespace, "jazz")

@@ -45,7 +45,21 @@ class Lib:
     ToolMessage: Any
     ToolCall: Any
     trim_messages: Any
+    # runtime config, context, store, interrupts, caching (issue 18, items 3, 5, 6, 8, 9)
     interrupt: Any
+    RunnableConfig: Any
+    Runtime: Any
+    ToolRuntime: Any
+    get_config: Any
+    get_runtime: Any
+    RemainingSteps: Any
+    CachePolicy: Any
+    InMemoryCache: Any
+    InjectedState: Any
+    InjectedStore: Any
+    InjectedToolCallId: Any
+    InMemoryStore: Any
+    BaseStore: Any
     get_stream_writer: Any
     entrypoint: Any
     task: Any
@@ -98,18 +112,46 @@ SHARED = (
     "ToolCall",
     "trim_messages",
     "interrupt",
+    "RunnableConfig",
+    "Runtime",
+    "ToolRuntime",
+    "get_config",
+    "get_runtime",
+    "RemainingSteps",
+    "CachePolicy",
+    "InMemoryCache",
+    "InjectedState",
+    "InjectedStore",
+    "InjectedToolCallId",
+    "InMemoryStore",
+    "BaseStore",
     "get_stream_writer",
     "entrypoint",
     "task",
 )
 """The names a program imports: from `flowgraph`, or from LangGraph's and LangChain's modules."""
+FLOWGRAPH_HOMES = {"flowgraph.store": ("InMemoryStore", "BaseStore")}
+"""flowgraph's names that are not on its top level."""
 LANGGRAPH_HOMES = {
     "langgraph.graph": ("StateGraph", "START", "END", "MessagesState", "add_messages"),
-    "langgraph.types": ("Command", "Send", "RetryPolicy", "interrupt"),
-    "langgraph.config": ("get_stream_writer",),
+    "langgraph.types": ("Command", "Send", "RetryPolicy", "interrupt", "CachePolicy"),
+    "langgraph.config": ("get_config", "get_stream_writer"),
     "langgraph.func": ("entrypoint", "task"),
-    "langgraph.prebuilt": ("ToolNode", "tools_condition", "create_react_agent"),
-    "langchain_core.tools": ("tool",),
+    "langgraph.prebuilt": (
+        "ToolNode",
+        "tools_condition",
+        "create_react_agent",
+        "ToolRuntime",
+        "InjectedState",
+        "InjectedStore",
+    ),
+    "langchain_core.tools": ("tool", "InjectedToolCallId"),
+    "langchain_core.runnables": ("RunnableConfig",),
+    "langgraph.runtime": ("Runtime", "get_runtime"),
+    "langgraph.managed": ("RemainingSteps",),
+    "langgraph.cache.memory": ("InMemoryCache",),
+    "langgraph.store.memory": ("InMemoryStore",),
+    "langgraph.store.base": ("BaseStore",),
     "langchain_core.messages": (
         "HumanMessage",
         "AIMessage",
@@ -124,10 +166,15 @@ LANGGRAPH_HOMES = {
 def load(name: str) -> Lib:
     """The `Lib` of `name`; LangGraph's is skipped when LangGraph is not installed."""
     if name == "flowgraph":
-        import flowgraph
         from flowgraph.checkpoint import MemoryCheckpointer
 
-        names = {attribute: getattr(flowgraph, attribute) for attribute in SHARED}
+        homes = {name: module for module, names in FLOWGRAPH_HOMES.items() for name in names}
+        names = {
+            attribute: getattr(
+                importlib.import_module(homes.get(attribute, "flowgraph")), attribute
+            )
+            for attribute in SHARED
+        }
         return Lib(
             name=name, checkpointer=MemoryCheckpointer, scripted_model=_FlowgraphScripted, **names
         )

@@ -25,6 +25,7 @@ from flowgraph import (
     AIMessage,
     Command,
     HumanMessage,
+    InjectedToolCallId,
     MessagesState,
     ModelNode,
     RetryPolicy,
@@ -539,3 +540,22 @@ def test_tools_condition_route_and_tool_node_outside_a_graph_are_not_runs(spans:
 
 def test_no_observer_is_set_until_instrument() -> None:
     assert hooks.observer is None
+
+
+def test_a_tool_returning_a_command_ends_its_span_with_the_call_reply(
+    spans_with_content: Spans,
+) -> None:
+    @tool
+    def sign_in(name: str, call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Sign the user in."""
+        return Command(update={"messages": [ToolMessage(f"hi {name}", tool_call_id=call_id)]})
+
+    model = ScriptedChatModel(
+        [{"tool_calls": [{"name": "sign_in", "args": {"name": "ada"}}]}, "ok"]
+    )
+    out = create_react_agent(model, [sign_in]).invoke({"messages": [HumanMessage("I'm Ada")]})
+
+    assert [m.text for m in out.messages[2:]] == ["hi ada", "ok"]
+    span = spans_with_content.one("execute_tool sign_in")
+    assert (span.attributes or {})["gen_ai.tool.call.result"] == "hi ada"
+    assert span.status.is_ok

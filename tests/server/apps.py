@@ -6,7 +6,8 @@
   provider at $FG_TEST_LLM_URL when set (a loopback server the test runs), else a
   ScriptedChatModel;
 - `fail`: a node that raises;
-- `configured`: a node that answers with the run's `configurable["user"]`.
+- `configured`: a node that answers with the run's `configurable["user"]` (and its
+  context's "team", when the run has a context).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from flowgraph import (
     MessagesState,
     ModelNode,
     OpenAIChatModel,
+    Runtime,
     ScriptedChatModel,
     StateGraph,
     interrupt,
@@ -102,8 +104,9 @@ _fail.add_edge("explode", END)
 fail = _fail.compile()
 
 
-def greet(state: MessagesState, config: dict[str, Any]) -> dict[str, Any]:
-    return {"messages": [AIMessage(f"hello {config['configurable']['user']}")]}
+def greet(state: MessagesState, config: dict[str, Any], runtime: Runtime[Any]) -> dict[str, Any]:
+    team = f" of team {runtime.context['team']}" if runtime.context else ""
+    return {"messages": [AIMessage(f"hello {config['configurable']['user']}{team}")]}
 
 
 _configured = StateGraph(MessagesState)

@@ -190,17 +190,18 @@ def test_run_metadata_and_recursion_limit_from_config(serve: Serve, connect: Con
     assert run["kwargs"]["config"]["configurable"]["thread_id"] == thread_id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine does not pass a run's config to its nodes yet (another helper adds it); "
-    "the server passes config.configurable through as far as the engine takes it",
-)
 def test_configurable_reaches_the_nodes(serve: Serve, connect: Connect) -> None:
     client = connect(serve(None, "configured"))
 
     out = client.runs.wait(None, "configured", input=HI, config={"configurable": {"user": "ann"}})
+    # a config key the engine does not read is dropped, as unknown request fields are
+    config = {"configurable": {"user": "bo"}, "max_concurrency": 2}
+    with_context = client.runs.wait(
+        None, "configured", input=HI, config=config, context={"team": "blue"}
+    )
 
     assert out["messages"][-1]["content"] == "hello ann"
+    assert with_context["messages"][-1]["content"] == "hello bo of team blue"
 
 
 def test_a_background_run_outlives_its_client(serve: Serve, connect: Connect) -> None:

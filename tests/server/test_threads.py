@@ -106,6 +106,17 @@ def test_state_at_checkpoints_history_and_update_as_node(serve: Serve, connect: 
     with pytest.raises(NotFoundError):
         client.threads.get_state(thread_id, checkpoint_id="no-such-checkpoint")
 
+    # time travel: an update at the first checkpoint is a new branch from it, the new head
+    forked = client.threads.update_state(
+        thread_id, {"messages": [{"type": "human", "content": "hi again"}]}, checkpoint_id=first_id
+    )
+    branch = client.threads.get_state(thread_id)
+    assert branch["checkpoint_id"] == forked["checkpoint"]["checkpoint_id"]
+    assert branch["parent_checkpoint"]["checkpoint_id"] == first_id
+    assert [m["content"] for m in branch["values"]["messages"]] == ["hi", "hi again"]
+    with pytest.raises(NotFoundError):
+        client.threads.update_state(thread_id, {}, checkpoint_id="no-such-checkpoint")
+
 
 def test_copy_keeps_metadata_and_history(serve: Serve, connect: Connect) -> None:
     client = connect(serve(None, "agent"))

@@ -1,8 +1,8 @@
 """`InjectedStore`: a tool parameter filled with the running graph's long-term store.
 
-The engine does not hand `compile(store=...)` to runs yet; these tests bind
-the store the way the engine will (`flowgraph._context.bind_store`) around
-a run, and check what the tools receive.
+A run of a graph compiled with `store=` binds it (`flowgraph._context.bind_store`)
+for its nodes and tools; some tests here bind a store the same way around a
+ToolNode called on its own, and check what the tools receive.
 """
 
 from __future__ import annotations
@@ -82,9 +82,8 @@ def test_a_tool_node_gives_tools_the_bound_store(store: InMemoryStore) -> None:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_an_agent_remembers_across_threads_through_the_store(
-    store: InMemoryStore, mode: str
-) -> None:
+def test_an_agent_remembers_across_threads_through_the_store(mode: str) -> None:
+    store = InMemoryStore()
     model = ScriptedChatModel(
         [
             {"tool_calls": [{"name": "remember", "args": {"fact": "prefers dark mode"}}]},
@@ -93,7 +92,7 @@ def test_an_agent_remembers_across_threads_through_the_store(
             "You prefer dark mode.",
         ]
     )
-    app = create_react_agent(model, [remember, recall])
+    app = create_react_agent(model, [remember, recall], store=store)  # compile(store=...)
 
     def run(text: str) -> Any:
         if mode == "sync":
@@ -108,6 +107,7 @@ def test_an_agent_remembers_across_threads_through_the_store(
     second = run("What do I prefer?")  # a new conversation: only the store connects them
     assert second.messages[2].content == "r1: prefers dark mode"
     assert second.messages[-1].text == "You prefer dark mode."
+    assert get_store() is None  # bound for the runs only
 
 
 def test_without_a_store_the_model_reads_an_error_naming_the_fix() -> None:
