@@ -5,7 +5,7 @@ subpackage) is imported on first use, so a program pays for the parts it
 uses (see `flowgraph._lazy`); tests/test_import_cost.py keeps it so.
 """
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
 from flowgraph._lazy import register_provider as _register_provider
@@ -37,7 +37,7 @@ from flowgraph.errors import (
     ToolError,
 )
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from flowgraph.graph import (
         END,
         START,

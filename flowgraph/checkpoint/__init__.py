@@ -8,11 +8,11 @@ Every backend stores opaque records and a
 per-thread message log; the engine (flowgraph.graph) decides what they hold.
 """
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from flowgraph.checkpoint import serde
     from flowgraph.checkpoint._open import open_checkpointer
     from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite

@@ -1,10 +1,10 @@
 """The graph engine: build a StateGraph, compile it, run it in supersteps."""
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from flowgraph._context import (
         RunnableConfig,
         Runtime,

@@ -1,10 +1,10 @@
 """Chat messages, their content parts, and conversions to dicts and OpenAI's format."""
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from flowgraph.messages._chunks import AIMessageChunk, ChunkPart, ToolCallChunk, merge_chunks
     from flowgraph.messages._coerce import (
         MessageLike,

@@ -9,11 +9,11 @@ graph they charge the run's Budget, record tokens and stream to
 ``stream(mode="messages")``.
 """
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from flowgraph.models._base import (
         ChatModel,
         ChatModelListener,

@@ -1,10 +1,10 @@
 """Prebuilt nodes: run tools, route, switch persona, trim memory; and the tool API they use."""
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from flowgraph.nodes._persona import PersonaSwitch
     from flowgraph.nodes._routing import ModelRouter, Router, tools_condition
     from flowgraph.nodes._tool_node import ErrorHandler, ToolNode, pending_tool_calls

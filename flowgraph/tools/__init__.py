@@ -1,10 +1,10 @@
 """Tools a model can call: `@tool`, `Tool`, and the markers for node-filled parameters."""
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from flowgraph._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from flowgraph.tools._docstring import ParsedDocstring, parse_docstring
     from flowgraph.tools._schema import InjectedState, InjectedStore, InjectedToolCallId, Injection
     from flowgraph.tools._tool import Tool, ToolResponseFormat, tool

@@ -21,6 +21,7 @@ PACKAGE = Path(flowgraph.__file__).parent
 ALLOWED = {
     "flowgraph.tools": {
         "flowgraph.errors",
+        "flowgraph._lazy",
         "flowgraph._ids",
         "flowgraph._context",
         "flowgraph.messages",
@@ -31,6 +32,7 @@ ALLOWED = {
     "flowgraph.prompts": {"flowgraph.errors", "flowgraph.messages"},
     "flowgraph.nodes": {
         "flowgraph.errors",
+        "flowgraph._lazy",
         "flowgraph._ids",
         "flowgraph._context",
         "flowgraph._hooks",
