@@ -466,6 +466,22 @@ def test_merging_into_a_long_history_reads_none_of_its_ids() -> None:
     assert isinstance(merged[8], CountingReads) and merged[8].message.text == "m8"
 
 
+def test_id_less_messages_merged_into_a_remembered_list_get_the_factorys_ids() -> None:
+    """The fast path (a MessageList left, plain messages) gives id-less messages the same
+    ids the general path does, and a fresh id that is already in the list replaces there."""
+    ids = iter(["fresh", "k"])  # the second fresh id names a message already in the list
+    history = add_messages([], [H("kept", "k"), H("other", "o")])
+    assert isinstance(history, MessageList)
+    with id_factory(lambda: next(ids)):
+        merged = add_messages(history, [A("new"), A("replaces k"), H("again", "o")])
+    assert contents(merged) == [("k", "replaces k"), ("o", "again"), ("fresh", "new")]
+    assert add_messages(merged, [A("newest", "fresh")])[2].text == "newest"  # positions kept
+    ids = iter(["fresh", "k"])
+    with id_factory(lambda: next(ids)):  # the general path (a plain list left) agrees
+        general = add_messages(list(history), [A("new"), A("replaces k"), H("again", "o")])
+    assert contents(general) == contents(merged)
+
+
 # ------------------------------------------------------------ properties
 
 _pool = st.sampled_from(["a", "b", "c", "d", "e", "f"])
