@@ -147,6 +147,10 @@ class TaskScope:
     interrupts_seen: int = 0
     memo: TaskMemo | None = None
     """The task's `once()` results (made on first use when the run keeps no history)."""
+    inline: bool = False
+    """The task runs on the caller's own thread and event loop: the step's only task,
+    under the sync `invoke`. Sync work inside it (a ToolNode's lone call) may run in
+    place too, with nothing to overlap and no other run on the loop to hold up."""
 
 
 current_task: ContextVar[TaskScope | None] = ContextVar("flowgraph_current_task", default=None)

@@ -235,6 +235,7 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
     spec = engine.plan.nodes[task.node]
     emit = None if run.sink is None else Emitter(run, run.sink, step, task.node)
     scope = TaskScope(task.node, step, task.index, run.usage, run.scope, emit, run.modes)
+    scope.inline = inline
     parent = run.parent_task
     if parent is not None:
         scope.answers = parent.answers

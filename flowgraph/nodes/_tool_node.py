@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
 import flowgraph._hooks as _hooks
-from flowgraph._context import charge_tool_calls
+from flowgraph._context import charge_tool_calls, current_task
 from flowgraph.errors import BudgetExceededError, InvalidUpdateError, ToolError
 from flowgraph.graph import Command
 from flowgraph.graph._bridge import run_sync
 from flowgraph.graph._once import aonce
+from flowgraph.graph._pool import run_in_thread
 from flowgraph.messages import (
     AIMessage,
     AnyMessage,
@@ -129,14 +130,31 @@ def _as_content(result: Any) -> str | list[Any]:
     return json.dumps(to_jsonable_python(result, fallback=str), ensure_ascii=False)
 
 
+async def _in_place(call: Callable[[], Any]) -> Any:
+    """A sync tool's call on the run's own thread: nothing to overlap it with, and no
+    other run waits on this event loop (see `ToolNode.__call__`)."""
+    return call()
+
+
+def _in_worker(call: Callable[[], Any]) -> Awaitable[Any]:
+    """A sync tool's call on one of the engine's worker threads (`graph._pool`)."""
+    return run_in_thread(_called, call)
+
+
+def _called(call: Callable[[], Any]) -> Any:
+    return call()
+
+
 class ToolNode:
     """A graph node that runs the tool calls of the last AIMessage.
 
     `ToolNode([get_weather, search])`: plain functions are wrapped with
-    `tool()`. Calls run concurrently (sync tools in worker threads); the
-    result keeps call order. `timeout` bounds each call, in seconds (a sync
-    tool's thread cannot be stopped and finishes in the background; its
-    result is discarded). Before anything runs, the calls are charged to
+    `tool()`. Calls run concurrently (sync tools in worker threads, except
+    a step's lone call under the sync `invoke`, which runs in place when no
+    `timeout` is set: README, "Prebuilt nodes"); the result keeps call
+    order. `timeout` bounds each call, in seconds (a sync tool's thread
+    cannot be stopped and finishes in the background; its result is
+    discarded). Before anything runs, the calls are charged to
     the run's `Budget(max_tool_calls=...)`.
     """
 
@@ -189,18 +207,23 @@ class ToolNode:
         if not calls:
             return {self.messages_key: []}
         charge_tool_calls(len(calls))
-        outcomes = await asyncio.gather(
-            *(
-                self._answer(call, key, state)
-                for call, key in zip(calls, _once_keys(calls), strict=True)
-            ),
-            return_exceptions=True,
-        )
         answers: list[ToolMessage | Command[Any]] = []
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
-            answers.append(outcome)
+        if len(calls) == 1:  # nothing to overlap: no gather, and perhaps no thread
+            scope = current_task.get()
+            here = scope is not None and scope.inline and self.timeout is None
+            answers.append(await self._answer(calls[0], _once_keys(calls)[0], state, here))
+        else:
+            outcomes = await asyncio.gather(
+                *(
+                    self._answer(call, key, state, False)
+                    for call, key in zip(calls, _once_keys(calls), strict=True)
+                ),
+                return_exceptions=True,
+            )
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                answers.append(outcome)
         if any(isinstance(answer, Command) for answer in answers):
             return _combined(self.messages_key, calls, answers)
         return {self.messages_key: answers}  # type: ignore[dict-item]  # no Command among them
@@ -214,7 +237,7 @@ class ToolNode:
         return run_sync(self(state))
 
     async def _answer(
-        self, call: ToolCall | InvalidToolCall, key: str, state: Any
+        self, call: ToolCall | InvalidToolCall, key: str, state: Any, here: bool
     ) -> ToolMessage | Command[Any]:
         call_id = call.id or ""
         name = call.name or ""
@@ -225,7 +248,7 @@ class ToolNode:
                     f"({call.error or 'could not parse'}). Call `{name}` again with a JSON "
                     "object of arguments."
                 )
-            message = await aonce(key, self._run, call, state)
+            message = await aonce(key, self._run, call, state, here)
         except _Failure as failure:
             if self.handle_errors is False:
                 raise ToolError(failure.text, tool_name=name, tool_call_id=call_id) from (
@@ -236,14 +259,14 @@ class ToolNode:
             )
         return message
 
-    async def _run(self, call: ToolCall, state: Any) -> ToolMessage | Command[Any]:
+    async def _run(self, call: ToolCall, state: Any, here: bool) -> ToolMessage | Command[Any]:
         """The call, watched by the observer (tracing) when one is set."""
         observer = _hooks.observer
         if observer is None:
-            return await self._execute(call, state)
+            return await self._execute(call, state, here)
         seen = observer.tool_started(call, self.tools.get(call.name))
         try:
-            message = await self._execute(call, state)
+            message = await self._execute(call, state, here)
         except _Failure as failure:
             seen.end(error=failure.cause or ToolError(failure.text, tool_name=call.name))
             raise
@@ -268,7 +291,8 @@ class ToolNode:
             content=f"Command(goto={command.goto!r})", tool_call_id=call.id, name=call.name
         )
 
-    async def _execute(self, call: ToolCall, state: Any) -> ToolMessage | Command[Any]:
+    async def _execute(self, call: ToolCall, state: Any, here: bool) -> ToolMessage | Command[Any]:
+        """Run one call: a sync tool in place when `here` (see `__call__`), else in a thread."""
         tool = self.tools.get(call.name)
         if tool is None:
             available = ", ".join(sorted(self.tools)) or "none"
@@ -277,10 +301,23 @@ class ToolNode:
             kwargs = tool.parse_args(call.args)
         except ToolError as exc:
             raise _Failure(str(exc), exc) from None
+        offload = _in_place if here else _in_worker
+        if self.timeout is None:
+            try:
+                result = await tool.arun_validated(
+                    kwargs, state=state, tool_call_id=call.id, offload=offload
+                )
+            except BudgetExceededError:
+                raise  # the run stops: a tool's own model calls used up the budget
+            except Exception as exc:
+                raise _Failure(self._error_text(call.name, exc), exc) from None
+            return self._message(tool, call, result)
         deadline = asyncio.timeout(self.timeout)
         try:
             async with deadline:
-                result = await tool.arun_validated(kwargs, state=state, tool_call_id=call.id)
+                result = await tool.arun_validated(
+                    kwargs, state=state, tool_call_id=call.id, offload=offload
+                )
         except BudgetExceededError:
             raise  # the run stops: a tool's own model calls used up the budget
         except TimeoutError as exc:

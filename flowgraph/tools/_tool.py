@@ -357,17 +357,24 @@ class Tool:
         state: Any = None,
         tool_call_id: str | None = None,
         store: Any = None,
+        offload: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None,
     ) -> Any:
         """`run_validated` for async code: a sync tool runs in a worker thread.
 
         The thread inherits the caller's context variables, so a tool that
         calls a model or a graph still reports to the run it belongs to.
+        `offload` runs a sync tool's call instead (given it as a function of
+        no arguments): a ToolNode passes the engine's worker threads, or a
+        call in place when nothing else can wait on this event loop.
         """
         positional, named = self._arguments(dict(kwargs), state, tool_call_id, store)
         if self.is_async:
             result = await self.func(*positional, **named)
         else:
-            result = await asyncio.to_thread(self.func, *positional, **named)
+            if offload is None:
+                result = await asyncio.to_thread(self.func, *positional, **named)
+            else:
+                result = await offload(functools.partial(self.func, *positional, **named))
             if inspect.isawaitable(result):
                 result = await result
         return self._check_result(result)

@@ -25,7 +25,7 @@ import copy
 import functools
 import json
 import re
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import suppress
 from typing import Any, Protocol, TypeVar
 
@@ -168,8 +168,12 @@ class MCPTool(Tool):
         state: Any = None,
         tool_call_id: str | None = None,
         store: Any = None,
+        offload: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None,
     ) -> ToolMessage:
-        """Call the server; the session is shared by every call of the client."""
+        """Call the server; the session is shared by every call of the client.
+
+        `offload` is not used: the call is async, there is no sync function to run.
+        """
         reporter = self._progress_reporter(tool_call_id)
         try:
             result = await self._caller.acall_tool(self.server, self.remote_name, kwargs, reporter)
