@@ -98,6 +98,12 @@ def apply_writes(
     same step always produces the same ids.
     """
     merged = dict(values)
+    # many tasks writing messages (a fan-out): one merge per message field, of every
+    # task's messages in task order, gives what one merge per task gives (add_messages
+    # applies an update's messages one by one) without a copy of the list per task
+    gathered: dict[str, list[Any]] | None = (
+        {} if len(results) > 2 and state.message_fields else None
+    )
     ids = StepIds(scope, step) if state.merges_need_ids else None
     token = message_id_factory.set(ids) if ids is not None else None
     try:
@@ -108,15 +114,49 @@ def apply_writes(
             if ids is not None:
                 ids.start(task.index)
             for key, value in result.writes:
+                if gathered is not None and key in state.message_fields:
+                    gathered.setdefault(key, []).extend(value)  # checked: a list
+                    continue
+                _apply(state, merged, key, value, task.node, step)
+        if gathered:
+            for key, messages in gathered.items():
                 try:
-                    state.apply(merged, key, value)
-                except Exception as exc:
-                    exc.add_note(f"(merging what node '{task.node}' wrote to '{key}', step {step})")
-                    raise
+                    state.apply(merged, key, messages)
+                except Exception:  # again one task at a time, for the error naming its node
+                    _apply_each(state, merged, values, key, results, step)
     finally:
         if token is not None:
             message_id_factory.reset(token)
     return merged
+
+
+def _apply(
+    state: StateAdapter, merged: dict[str, Any], key: str, value: Any, node: str, step: int
+) -> None:
+    try:
+        state.apply(merged, key, value)
+    except Exception as exc:
+        exc.add_note(f"(merging what node '{node}' wrote to '{key}', step {step})")
+        raise
+
+
+def _apply_each(
+    state: StateAdapter,
+    merged: dict[str, Any],
+    values: dict[str, Any],
+    key: str,
+    results: Sequence[TaskResult],
+    step: int,
+) -> None:
+    """Merge each task's writes to message field `key` in turn, from the step's start."""
+    if key in values:
+        merged[key] = values[key]
+    else:
+        merged.pop(key, None)
+    for result in results:
+        for written, value in result.writes:
+            if written == key:
+                _apply(state, merged, key, value, result.task.node, step)
 
 
 def next_tasks(

@@ -376,14 +376,23 @@ def _init_plain(message: BaseModel, data: dict[str, Any]) -> bool:
 
 
 def _put_tool_calls(fields: dict[str, Any], calls: object) -> bool:
-    """Content followed by the calls as parts, as `_append_tool_calls` makes it; or False."""
+    """Content followed by the calls as parts, as `_append_tool_calls` makes it; or False.
+
+    Takes dicts of plain values and `ToolCall`s (a call copied from another message).
+    """
     if type(calls) is not list:
         return False
     parts: list[Any] = []
+    call_id: object
+    name: object
+    args: object
     for call in calls:
-        if type(call) is not dict or not _TOOL_CALL_KEYS.issuperset(call):
+        if type(call) is ToolCall:  # a call taken from another message: validated already
+            call_id, name, args = call.id, call.name, call.args
+        elif type(call) is not dict or not _TOOL_CALL_KEYS.issuperset(call):
             return False
-        call_id, name, args = call.get("id"), call.get("name"), call.get("args", _NO_ARGS)
+        else:
+            call_id, name, args = call.get("id"), call.get("name"), call.get("args", _NO_ARGS)
         if type(call_id) is not str or type(name) is not str:
             return False
         part = _new(ToolCallPart)

@@ -347,12 +347,16 @@ class ToolNode:
             return result.model_copy(
                 update={"tool_call_id": call.id, "name": result.name or call.name}
             )
-        artifact = None
         if tool.response_format == "content_and_artifact":
             result, artifact = result
-        return ToolMessage(
-            content=_as_content(result), tool_call_id=call.id, name=call.name, artifact=artifact
-        )
+            return ToolMessage(
+                content=_as_content(result),
+                tool_call_id=call.id,
+                name=call.name,
+                artifact=artifact,
+            )
+        # no artifact argument: plain strings take the message's unvalidated fast path
+        return ToolMessage(content=_as_content(result), tool_call_id=call.id, name=call.name)
 
 
 # -- tools that return a Command ----------------------------------------------------

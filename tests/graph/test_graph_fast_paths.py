@@ -265,3 +265,67 @@ def test_merging_into_a_remembering_list_leaves_it_as_it_was_and_knows_the_new_p
     assert [(m.id, m.text) for m in again] == [("2", "b2"), ("3", "c"), ("4", "d")]
     assert again._positions == {"2": 0, "3": 1, "4": 2}  # type: ignore[attr-defined]
     assert [m.id for m in merged] == ["1", "2", "3"]
+
+
+# -- many tasks writing messages: one merge per field --------------------------------
+
+
+def _fan_out(writes: list[list[Any]]) -> Any:
+    """START -> a fan-out of `len(writes)` Sends, each worker writing its list of messages."""
+    from flowgraph import Send
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("start", lambda state: None)
+    graph.add_node("worker", lambda arg: {"messages": writes[arg["i"]]})
+    graph.add_edge(START, "start")
+    graph.add_conditional_edges(
+        "start", lambda state: [Send("worker", {"i": i}) for i in range(len(writes))], ["worker"]
+    )
+    graph.add_edge("worker", END)
+    return graph.compile()
+
+
+def _one_task_at_a_time(start: list[Any], writes: list[list[Any]]) -> list[Any]:
+    from flowgraph import add_messages
+
+    merged: list[Any] = start
+    for update in writes:
+        merged = add_messages(merged, update)
+    return merged
+
+
+def test_a_fan_out_merges_its_messages_as_one_task_after_another() -> None:
+    """Later workers replace and remove what earlier ones (and the input) wrote."""
+    writes = [
+        [AIMessage("first", id="a")],
+        [AIMessage("second", id="b"), AIMessage("edited input", id="in")],
+        [RemoveMessage("a"), AIMessage("third", id="c")],
+        [AIMessage("second, replaced", id="b")],
+    ]
+    start = [HumanMessage("input", id="in"), HumanMessage("kept", id="k")]
+    out = _fan_out(writes).invoke({"messages": start})
+    expected = _one_task_at_a_time(start, writes)
+    assert [(m.id, m.text) for m in out.messages] == [(m.id, m.text) for m in expected]
+    assert [m.id for m in out.messages] == ["in", "k", "b", "c"]
+
+
+def test_a_fan_out_worker_whose_removal_fails_is_named() -> None:
+    writes = [[AIMessage("one", id="a")], [AIMessage("two", id="b")], [RemoveMessage("nope")]]
+    with pytest.raises(InvalidMessageError, match="RemoveMessage names id 'nope'") as caught:
+        _fan_out(writes).invoke({"messages": [HumanMessage("hi", id="h")]})
+    assert any("node 'worker' wrote to 'messages'" in note for note in caught.value.__notes__)
+
+
+def test_a_fan_out_keeps_task_order_where_workers_write_the_same_ids() -> None:
+    writes = [
+        [AIMessage("one", id="x"), AIMessage("only", id="y")],
+        [AIMessage("two", id="x")],
+        [AIMessage("three", id="x"), AIMessage("last", id="z")],
+    ]
+    out = _fan_out(writes).invoke({"messages": [HumanMessage("hi", id="h")]})
+    assert [(m.id, m.text) for m in out.messages] == [
+        ("h", "hi"),
+        ("x", "three"),
+        ("y", "only"),
+        ("z", "last"),
+    ]

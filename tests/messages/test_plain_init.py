@@ -22,6 +22,7 @@ from flowgraph.messages import (
     HumanMessage,
     SystemMessage,
     TextPart,
+    ToolCall,
     ToolCallPart,
     ToolMessage,
 )
@@ -71,6 +72,8 @@ PLAIN_CASES: list[tuple[type[BaseModel], Any, dict[str, Any]]] = [
     (AIMessage, "", {"tool_calls": [{**CALL, "type": "function"}]}),  # type is overwritten
     (AIMessage, "x", {"tool_calls": []}),
     (AIMessage, None, {"tool_calls": []}),
+    (AIMessage, "", {"tool_calls": [ToolCall(**CALL)]}),  # a call taken from a message
+    (AIMessage, "", {"tool_calls": [ToolCall(id="c", name="n"), {**CALL, "id": "c2"}]}),
     (ToolMessage, "result", {"tool_call_id": "call-1"}),
     (ToolMessage, "failed", {"tool_call_id": "c", "status": "error", "name": "lookup"}),
 ]
@@ -99,6 +102,9 @@ def test_tool_call_args_are_copied_as_validation_copies_them() -> None:
     part = message.content[0]
     assert isinstance(part, ToolCallPart)
     assert part.args == args and part.args is not args
+    again = AIMessage("", tool_calls=message.tool_calls)  # from ToolCall views
+    assert isinstance(again.content[0], ToolCallPart)
+    assert again.content[0].args == args and again.content[0].args is not part.args
     assert message.tool_calls[0].args == {"q": 1}
     assert message.has_tool_calls
 
