@@ -212,8 +212,13 @@ def add_messages(left: Sequence[Any] | Any, right: Sequence[Any] | Any) -> list[
             if len(fresh) == len(right) and None not in fresh:
                 return _remembering(right, fresh)  # type: ignore[arg-type]  # a list, by type
     positions = _positions_of(left)
-    if positions is not None and type(right) in _LISTS and _PLAIN.issuperset(map(type, right)):
-        return _merge_plain(left, positions, right)  # the usual write: messages, no removals
+    if (
+        positions is not None
+        and type(right) in _LISTS
+        and len(right) > _FEW
+        and _PLAIN.issuperset(map(type, right))
+    ):
+        return _merge_plain(left, positions, right)  # many messages, no removals
     if positions is None:
         merged: list[Any] = []
         positions = {}
@@ -272,6 +277,9 @@ def _compacted(merged: list[Any]) -> tuple[list[Any], dict[str, int]]:
 
 _append = list.append
 _copy = list.copy
+_FEW = 8
+"""Up to this many update messages the general loop is as quick (one copy, list's own
+methods); beyond it `_merge_plain` (a plain list's copy and stores, wrapped once)."""
 _setitem = list.__setitem__
 _PLAIN = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage})
 _LISTS = frozenset({list, MessageList})

@@ -117,7 +117,11 @@ def apply_writes(
                 if gathered is not None and key in state.message_fields:
                     gathered.setdefault(key, []).extend(value)  # checked: a list
                     continue
-                _apply(state, merged, key, value, task.node, step)
+                try:
+                    state.apply(merged, key, value)
+                except Exception as exc:
+                    exc.add_note(f"(merging what node '{task.node}' wrote to '{key}', step {step})")
+                    raise
         if gathered:
             for key, messages in gathered.items():
                 try:
