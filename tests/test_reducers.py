@@ -467,18 +467,22 @@ def test_merging_into_a_long_history_reads_none_of_its_ids() -> None:
 
 
 def test_id_less_messages_merged_into_a_remembered_list_get_the_factorys_ids() -> None:
-    """The fast path (a MessageList left, plain messages) gives id-less messages the same
-    ids the general path does, and a fresh id that is already in the list replaces there."""
+    """The plain-list path (a MessageList left, more than 8 plain messages) gives id-less
+    messages the ids the general path does, and a fresh id already in the list replaces
+    there."""
+    padding = [H(f"pad {i}", f"p{i}") for i in range(7)]
+    update = [A("new"), A("replaces k"), H("again", "o"), *padding]
     ids = iter(["fresh", "k"])  # the second fresh id names a message already in the list
     history = add_messages([], [H("kept", "k"), H("other", "o")])
     assert isinstance(history, MessageList)
     with id_factory(lambda: next(ids)):
-        merged = add_messages(history, [A("new"), A("replaces k"), H("again", "o")])
-    assert contents(merged) == [("k", "replaces k"), ("o", "again"), ("fresh", "new")]
+        merged = add_messages(history, update)
+    assert contents(merged)[:3] == [("k", "replaces k"), ("o", "again"), ("fresh", "new")]
+    assert len(merged) == 10
     assert add_messages(merged, [A("newest", "fresh")])[2].text == "newest"  # positions kept
     ids = iter(["fresh", "k"])
     with id_factory(lambda: next(ids)):  # the general path (a plain list left) agrees
-        general = add_messages(list(history), [A("new"), A("replaces k"), H("again", "o")])
+        general = add_messages(list(history), update)
     assert contents(general) == contents(merged)
 
 
