@@ -575,3 +575,18 @@ def test_property_every_result_message_has_a_unique_id(right: list[BaseMessage])
     assert [m.content for m in result if m.id not in {"a", "b", "c", "d", "e", "f"}] == [
         m.content for m in right if m.id is None
     ]
+
+
+@given(_no_removes, st.lists(st.lists(_with_id, min_size=9, max_size=20), max_size=4))
+def test_property_long_plain_updates_equal_the_reference_model(
+    start: list[Any], updates: list[list[Any]]
+) -> None:
+    """Updates of more than 8 plain messages take the plain-list path; it equals the
+    reference too, through a chain of merges that hands positions on."""
+    state: Any = start
+    expected: Any = list(start)
+    for update in updates:
+        state = add_messages(state, update)
+        expected = reference(expected, update)
+        assert state == expected
+        assert isinstance(state, MessageList) and state._positions is not None
