@@ -94,20 +94,26 @@ def pending_tool_calls(
     if found is None:
         return None, []
     index, message = found
-    answered = {m.tool_call_id for m in messages[index + 1 :] if isinstance(m, ToolMessage)}
-    calls: list[ToolCall | InvalidToolCall] = [
-        call for call in message.tool_calls if call.id not in answered
-    ]
-    calls.extend(
-        call
-        for call in message.invalid_tool_calls
-        if call.id is not None and call.name is not None and call.id not in answered
-    )
+    calls: list[ToolCall | InvalidToolCall]
+    if index == len(messages) - 1:  # the usual case: nothing after it answers a call yet
+        calls = message.tool_calls  # type: ignore[assignment]  # a fresh list of views
+        answered: set[str | None] = set()
+    else:
+        answered = {m.tool_call_id for m in messages[index + 1 :] if isinstance(m, ToolMessage)}
+        calls = [call for call in message.tool_calls if call.id not in answered]
+    if message.invalid_tool_calls:
+        calls.extend(
+            call
+            for call in message.invalid_tool_calls
+            if call.id is not None and call.name is not None and call.id not in answered
+        )
     return message, calls
 
 
 def _once_keys(calls: Sequence[ToolCall | InvalidToolCall]) -> list[str]:
     """Each call's `once` key: its id (a provider that repeats an id gets `id#2`, ...)."""
+    if len(calls) == 1:
+        return [f"tool_call:{calls[0].id or ''}"]
     seen: dict[str, int] = {}
     keys = []
     for call in calls:
@@ -224,8 +230,9 @@ class ToolNode:
                 if isinstance(outcome, BaseException):
                     raise outcome
                 answers.append(outcome)
-        if any(isinstance(answer, Command) for answer in answers):
-            return _combined(self.messages_key, calls, answers)
+        for answer in answers:
+            if isinstance(answer, Command):
+                return _combined(self.messages_key, calls, answers)
         return {self.messages_key: answers}  # type: ignore[dict-item]  # no Command among them
 
     async def ainvoke(self, state: Any) -> dict[str, list[ToolMessage]] | Command[Any]:

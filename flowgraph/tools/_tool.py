@@ -228,19 +228,22 @@ class Tool:
     def parse_args(self, args: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
         """Validated keyword arguments for the function, or a ToolError the model can read."""
         schema = self.args_schema
-        if isinstance(args, schema):
+        validated: BaseModel
+        if type(args) is not dict and isinstance(args, schema):
             validated = args
         else:
-            if isinstance(args, BaseModel):
-                args = args.model_dump()
-            if not isinstance(args, Mapping):
-                raise ToolError(
-                    f"Invalid arguments for tool `{self.name}`: expected a JSON object of "
-                    f"named arguments, got {type(args).__name__}",
-                    tool_name=self.name,
-                )
+            if type(args) is not dict:  # a model's arguments are a dict: no conversion
+                if isinstance(args, BaseModel):
+                    args = args.model_dump()
+                if not isinstance(args, Mapping):
+                    raise ToolError(
+                        f"Invalid arguments for tool `{self.name}`: expected a JSON object of "
+                        f"named arguments, got {type(args).__name__}",
+                        tool_name=self.name,
+                    )
+                args = dict(args)
             try:
-                validated = schema.model_validate(dict(args))
+                validated = schema.model_validate(args)
             except ValidationError as exc:
                 accepted = sorted(self.json_schema.get("properties", {}))
                 raise ToolError(
@@ -375,7 +378,7 @@ class Tool:
                 result = await asyncio.to_thread(self.func, *positional, **named)
             else:
                 result = await offload(functools.partial(self.func, *positional, **named))
-            if inspect.isawaitable(result):
+            if type(result) is not str and inspect.isawaitable(result):
                 result = await result
         return self._check_result(result)
 
