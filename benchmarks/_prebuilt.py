@@ -16,10 +16,9 @@ subprocess can time the import itself.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from typing import Any
 
-from benchmarks._react import ROUNDS, as_async, ours_nodes, rounds_so_far, theirs_nodes
+from benchmarks._react import ROUNDS, as_async, ours_nodes, ours_reply, theirs_nodes, theirs_reply
 
 __all__ = [
     "lookup",
@@ -74,23 +73,11 @@ def ours_react_graph(
     return graph.compile(checkpointer=checkpointer)
 
 
-def _ours_reply(rounds: int) -> Callable[[list[Any]], Any]:
-    from flowgraph import AIMessage
-
-    def reply(messages: list[Any]) -> Any:
-        if rounds_so_far(messages) < rounds:
-            call = {"id": f"call-{len(messages)}", "name": "lookup", "args": {"q": len(messages)}}
-            return AIMessage("", tool_calls=[call])
-        return AIMessage("done")
-
-    return reply
-
-
 def ours_agent(*, tool_async: bool, checkpointer: Any = None, rounds: int = ROUNDS) -> Any:
     """`create_react_agent` over a `ScriptedChatModel` that follows the conversation's script."""
     from flowgraph import ScriptedChatModel, create_react_agent
 
-    model = ScriptedChatModel(_ours_reply(rounds))
+    model = ScriptedChatModel(lambda messages: ours_reply(messages, rounds))
     return create_react_agent(model, [ours_tool(is_async=tool_async)], checkpointer=checkpointer)
 
 
@@ -151,19 +138,7 @@ def theirs_react_graph(
 def _theirs_chat_model(rounds: int) -> Any:
     """A langchain_core chat model that answers with the conversation's script."""
     from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
-
-    def reply(messages: list[Any]) -> Any:
-        if rounds_so_far(messages) < rounds:
-            call = {
-                "id": f"call-{len(messages)}",
-                "name": "lookup",
-                "args": {"q": len(messages)},
-                "type": "tool_call",
-            }
-            return AIMessage("", tool_calls=[call])
-        return AIMessage("done")
 
     class ScriptedChatModel(BaseChatModel):
         @property
@@ -173,7 +148,8 @@ def _theirs_chat_model(rounds: int) -> Any:
         def _generate(
             self, messages: Any, stop: Any = None, run_manager: Any = None, **_: Any
         ) -> Any:
-            return ChatResult(generations=[ChatGeneration(message=reply(messages))])
+            reply = theirs_reply(messages, rounds)
+            return ChatResult(generations=[ChatGeneration(message=reply)])
 
         def bind_tools(self, tools: Any, **_: Any) -> Any:
             return self

@@ -27,11 +27,13 @@ __all__ = [
     "messages_per_turn",
     "ours_graph",
     "ours_nodes",
+    "ours_reply",
     "ours_turn_input",
     "rounds_so_far",
     "steps_per_turn",
     "theirs_graph",
     "theirs_nodes",
+    "theirs_reply",
     "theirs_turn_input",
 ]
 
@@ -64,16 +66,22 @@ def rounds_so_far(messages: Any) -> int:
 # -- flowgraph ------------------------------------------------------------------
 
 
+def ours_reply(messages: Any, rounds: int) -> Any:
+    """The scripted model's next message: a `lookup` call until `rounds` are done, then "done"."""
+    from flowgraph import AIMessage
+
+    if rounds_so_far(messages) < rounds:
+        call = {"id": f"call-{len(messages)}", "name": "lookup", "args": {"q": len(messages)}}
+        return AIMessage("", tool_calls=[call])
+    return AIMessage("done")
+
+
 def ours_nodes(rounds: int = ROUNDS) -> tuple[Callable[..., Any], ...]:
     """The ReAct graph's sync model node, tool node and branch on flowgraph's messages."""
-    from flowgraph import END, AIMessage, ToolMessage
+    from flowgraph import END, ToolMessage
 
     def model(state: Any) -> dict[str, Any]:
-        messages = state.messages
-        if rounds_so_far(messages) < rounds:
-            call = {"id": f"call-{len(messages)}", "name": "lookup", "args": {"q": len(messages)}}
-            return {"messages": [AIMessage("", tool_calls=[call])]}
-        return {"messages": [AIMessage("done")]}
+        return {"messages": [ours_reply(state.messages, rounds)]}
 
     def tools(state: Any) -> dict[str, Any]:
         calls = state.messages[-1].tool_calls
@@ -114,22 +122,28 @@ def ours_turn_input(previous: list[Any], turn: int) -> dict[str, Any]:
 # -- LangGraph ------------------------------------------------------------------
 
 
+def theirs_reply(messages: Any, rounds: int) -> Any:
+    """`ours_reply` with langchain_core's messages."""
+    from langchain_core.messages import AIMessage
+
+    if rounds_so_far(messages) < rounds:
+        call = {
+            "id": f"call-{len(messages)}",
+            "name": "lookup",
+            "args": {"q": len(messages)},
+            "type": "tool_call",
+        }
+        return AIMessage("", tool_calls=[call])
+    return AIMessage("done")
+
+
 def theirs_nodes(rounds: int = ROUNDS) -> tuple[Callable[..., Any], ...]:
     """The same three functions on LangGraph's dict state and langchain_core's messages."""
-    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.messages import ToolMessage
     from langgraph.graph import END
 
     def model(state: Any) -> dict[str, Any]:
-        messages = state["messages"]
-        if rounds_so_far(messages) < rounds:
-            call = {
-                "id": f"call-{len(messages)}",
-                "name": "lookup",
-                "args": {"q": len(messages)},
-                "type": "tool_call",
-            }
-            return {"messages": [AIMessage("", tool_calls=[call])]}
-        return {"messages": [AIMessage("done")]}
+        return {"messages": [theirs_reply(state["messages"], rounds)]}
 
     def tools(state: Any) -> dict[str, Any]:
         calls = state["messages"][-1].tool_calls

@@ -474,26 +474,30 @@ def cold_process(library: str, source: Path, directory: Path, kind: str = "chat"
     return report
 
 
-@scenario("cold_resume")
-def cold_resume() -> list[Figure]:
-    libraries = ["ours", "theirs"] if has_langgraph() else ["ours"]
-    for library in libraries:
-        if not _db_path(library).exists():
-            DATA_DIR.mkdir(exist_ok=True)
-            _long_thread(_db_path(library), library)
-    runs: dict[str, list[dict[str, Any]]] = {library: [] for library in libraries}
+def cold_figures(
+    sources: dict[str, Path],
+    *,
+    kind: str,
+    messages: tuple[int, int],
+    name: str,
+    turn_target: float | None,
+) -> list[Figure]:
+    """Time fresh processes resuming a copy of each library's thread in `sources`.
+
+    One untimed process per library first (it writes the bytecode caches),
+    then COLD_RUNS rounds; each report must show `messages` (the thread's
+    messages before and after one more turn). Medians in ms.
+    """
+    runs: dict[str, list[dict[str, Any]]] = {library: [] for library in sources}
     with tempfile.TemporaryDirectory() as tmp:
-        for library in libraries:  # untimed: writes the bytecode caches
-            cold_process(library, _db_path(library), Path(tmp))
+        for library, source in sources.items():
+            cold_process(library, source, Path(tmp), kind)
         for _ in range(COLD_RUNS):
-            for library in libraries:
-                runs[library].append(cold_process(library, _db_path(library), Path(tmp)))
+            for library, source in sources.items():
+                runs[library].append(cold_process(library, source, Path(tmp), kind))
     for library, reports in runs.items():
         for report in reports:
-            if (report["messages"], report["after_turn"]) != (
-                2 * LONG_TURNS,
-                2 * LONG_TURNS + 2,
-            ):
+            if (report["messages"], report["after_turn"]) != messages:
                 raise AssertionError(f"{library} resumed the wrong thread: {report}")
 
     def median(library: str, key: str) -> float | None:
@@ -503,7 +507,7 @@ def cold_resume() -> list[Figure]:
 
     return [
         Figure(
-            "import + open + get_state",
+            name,
             "ms",
             median("ours", "get_state"),  # type: ignore[arg-type]
             median("theirs", "get_state"),
@@ -514,7 +518,7 @@ def cold_resume() -> list[Figure]:
             "ms",
             median("ours", "turn"),  # type: ignore[arg-type]
             median("theirs", "turn"),
-            target=RESUME_TARGET,
+            target=turn_target,
         ),
         Figure(
             "of which import",
@@ -523,3 +527,19 @@ def cold_resume() -> list[Figure]:
             median("theirs", "import"),
         ),
     ]
+
+
+@scenario("cold_resume")
+def cold_resume() -> list[Figure]:
+    libraries = ["ours", "theirs"] if has_langgraph() else ["ours"]
+    for library in libraries:
+        if not _db_path(library).exists():
+            DATA_DIR.mkdir(exist_ok=True)
+            _long_thread(_db_path(library), library)
+    return cold_figures(
+        {library: _db_path(library) for library in libraries},
+        kind="chat",
+        messages=(2 * LONG_TURNS, 2 * LONG_TURNS + 2),
+        name="import + open + get_state",
+        turn_target=RESUME_TARGET,
+    )

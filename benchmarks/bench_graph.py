@@ -48,6 +48,7 @@ import pstats
 import sys
 from collections.abc import Callable
 from contextlib import closing
+from functools import partial
 from typing import Annotated, Any, TypedDict
 
 from benchmarks._harness import Figure, has_langgraph, median_seconds, scenario
@@ -405,36 +406,48 @@ def _ours_threads() -> Callable[[], list[int]]:
     return _threads(asyncio.new_event_loop(), app, ours_turn_input, _ours_messages)
 
 
-@scenario("many_threads")
-def many_threads() -> list[Figure]:
+def threads_figure(
+    loop: asyncio.AbstractEventLoop,
+    label: str,
+    ours_app: Any,
+    theirs_app: Callable[[], Any],
+    target: float = THREADS_TARGET,
+) -> Figure:
+    """300 threads x 3 turns of `ours_app` and, if installed, LangGraph's `theirs_app()`."""
     runs = THREADS * THREAD_TURNS
     expected = [THREAD_TURNS * messages_per_turn(THREAD_ROUNDS)] * THREADS
-    figures = []
+    ours = _threads(loop, ours_app, ours_turn_input, _ours_messages)
+    counts = [ours()]
+    theirs = None
+    if has_langgraph():
+        theirs = _threads(loop, theirs_app(), theirs_turn_input, _theirs_messages)
+        counts.append(theirs())
+    if any(c != expected for c in counts):
+        raise AssertionError("every thread should end with the same messages")
+    # Each timed run is 900 runs already; the check above was the warm-up.
+    ours_s, theirs_s = _paired(ours, theirs, repeat=3, blocks=1, warmup=0)
+    return Figure(
+        f"{THREADS}x{THREAD_TURNS} ainvoke @{CONCURRENCY}, {label}",
+        "runs/s",
+        runs / ours_s,
+        runs / theirs_s if theirs_s is not None else None,
+        lower_is_better=False,
+        target=target,
+    )
+
+
+@scenario("many_threads")
+def many_threads() -> list[Figure]:
     with closing(asyncio.new_event_loop()) as loop:
-        for label, is_async in (("async nodes", True), ("sync nodes", False)):
-            app = ours_graph(THREAD_ROUNDS, is_async=is_async)
-            ours = _threads(loop, app, ours_turn_input, _ours_messages)
-            counts = [ours()]
-            theirs = None
-            if has_langgraph():
-                app = theirs_graph(THREAD_ROUNDS, is_async=is_async)
-                theirs = _threads(loop, app, theirs_turn_input, _theirs_messages)
-                counts.append(theirs())
-            if any(c != expected for c in counts):
-                raise AssertionError("every thread should end with the same messages")
-            # Each timed run is 900 runs already; the check above was the warm-up.
-            ours_s, theirs_s = _paired(ours, theirs, repeat=3, blocks=1, warmup=0)
-            figures.append(
-                Figure(
-                    f"{THREADS}x{THREAD_TURNS} ainvoke @{CONCURRENCY}, {label}",
-                    "runs/s",
-                    runs / ours_s,
-                    runs / theirs_s if theirs_s is not None else None,
-                    lower_is_better=False,
-                    target=THREADS_TARGET,
-                )
+        return [
+            threads_figure(
+                loop,
+                label,
+                ours_graph(THREAD_ROUNDS, is_async=is_async),
+                partial(theirs_graph, THREAD_ROUNDS, is_async=is_async),
             )
-    return figures
+            for label, is_async in (("async nodes", True), ("sync nodes", False))
+        ]
 
 
 # -- profiling ------------------------------------------------------------------

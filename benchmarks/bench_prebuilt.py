@@ -33,10 +33,10 @@ its best block median, as in `bench_graph`.
 from __future__ import annotations
 
 import asyncio
-import statistics
 import tempfile
 from collections.abc import Callable
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +62,11 @@ from benchmarks.bench_checkpoint import (
     _remove_db,
     _theirs_conversation,
     _theirs_sqlite,
-    cold_process,
+    cold_figures,
 )
 from benchmarks.bench_graph import (
-    CONCURRENCY,
     FANOUT,
     THREAD_ROUNDS,
-    THREAD_TURNS,
-    THREADS,
     TURNS,
     _aconversation,
     _check_same_messages,
@@ -77,7 +74,7 @@ from benchmarks.bench_graph import (
     _ours_messages,
     _paired,
     _theirs_messages,
-    _threads,
+    threads_figure,
 )
 
 STEPS = TURNS * steps_per_turn(ROUNDS)
@@ -88,7 +85,6 @@ AGENT_TURNS = 150
 """Turns of the cold-resume thread: 4 messages each (question, call, result, answer)."""
 AGENT_THREAD_ID = "agent-thread"
 DATA_DIR = Path(tempfile.gettempdir()) / "flowgraph-bench-prebuilt"
-COLD_RUNS = 3
 
 REACT_TARGET = 12
 SQLITE_TARGET = 15
@@ -295,35 +291,19 @@ def prebuilt_fanout() -> list[Figure]:
 
 @scenario("prebuilt_threads")
 def prebuilt_threads() -> list[Figure]:
-    runs = THREADS * THREAD_TURNS
-    expected = [THREAD_TURNS * messages_per_turn(THREAD_ROUNDS)] * THREADS
-    figures = []
     with closing(asyncio.new_event_loop()) as loop:
-        for label, is_async in (("sync @tool", False), ("async @tool", True)):
-            app = ours_react_graph(tool_async=is_async, model_async=True, rounds=THREAD_ROUNDS)
-            ours = _threads(loop, app, ours_turn_input, _ours_messages)
-            counts = [ours()]
-            theirs = None
-            if has_langgraph():
-                app = theirs_react_graph(
-                    tool_async=is_async, model_async=True, rounds=THREAD_ROUNDS
-                )
-                theirs = _threads(loop, app, theirs_turn_input, _theirs_messages)
-                counts.append(theirs())
-            if any(c != expected for c in counts):
-                raise AssertionError("every thread should end with the same messages")
-            ours_s, theirs_s = _paired(ours, theirs, repeat=3, blocks=1, warmup=0)
-            figures.append(
-                Figure(
-                    f"{THREADS}x{THREAD_TURNS} ainvoke @{CONCURRENCY}, {label}",
-                    "runs/s",
-                    runs / ours_s,
-                    None if theirs_s is None else runs / theirs_s,
-                    lower_is_better=False,
-                    target=THREADS_TARGET,
-                )
+        return [
+            threads_figure(
+                loop,
+                label,
+                ours_react_graph(tool_async=is_async, model_async=True, rounds=THREAD_ROUNDS),
+                partial(
+                    theirs_react_graph, tool_async=is_async, model_async=True, rounds=THREAD_ROUNDS
+                ),
+                THREADS_TARGET,
             )
-    return figures
+            for label, is_async in (("sync @tool", False), ("async @tool", True))
+        ]
 
 
 # -- prebuilt_cold_resume ---------------------------------------------------------
@@ -383,44 +363,10 @@ def prebuilt_cold_resume() -> list[Figure]:
     for library in libraries:
         if not _agent_db(library).exists():
             _write_agent_thread(library)
-    runs: dict[str, list[dict[str, Any]]] = {library: [] for library in libraries}
-    with tempfile.TemporaryDirectory() as tmp:
-        for library in libraries:  # untimed: writes the bytecode caches
-            cold_process(library, _agent_db(library), Path(tmp), "agent")
-        for _ in range(COLD_RUNS):
-            for library in libraries:
-                runs[library].append(cold_process(library, _agent_db(library), Path(tmp), "agent"))
-    for library, reports in runs.items():
-        for report in reports:
-            if (report["messages"], report["after_turn"]) != (
-                4 * AGENT_TURNS,
-                4 * AGENT_TURNS + 4,
-            ):
-                raise AssertionError(f"{library} resumed the wrong thread: {report}")
-
-    def median(library: str, key: str) -> float | None:
-        if library not in runs:
-            return None
-        return statistics.median(r[key] for r in runs[library]) * 1e3
-
-    return [
-        Figure(
-            "import + open + get_state, 600 msgs",
-            "ms",
-            median("ours", "get_state"),  # type: ignore[arg-type]
-            median("theirs", "get_state"),
-            target=RESUME_TARGET,
-        ),
-        Figure(
-            "... + one more turn",
-            "ms",
-            median("ours", "turn"),  # type: ignore[arg-type]
-            median("theirs", "turn"),
-        ),
-        Figure(
-            "of which import",
-            "ms",
-            median("ours", "import"),  # type: ignore[arg-type]
-            median("theirs", "import"),
-        ),
-    ]
+    return cold_figures(
+        {library: _agent_db(library) for library in libraries},
+        kind="agent",
+        messages=(4 * AGENT_TURNS, 4 * AGENT_TURNS + 4),
+        name="import + open + get_state, 600 msgs",
+        turn_target=None,
+    )
