@@ -340,7 +340,9 @@ class CompiledGraph(ThreadAPI):
 
         `input` is a dict of fields for a new step, None to resume the thread
         after its last checkpoint, or `Command(resume=...)` to answer an
-        `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
+        `interrupt()`; a Command's `update=` is written as the input step and
+        its `goto=` (node names, Sends) runs next, with what the thread still
+        had to do; `checkpoint_id` forks the thread from that checkpoint.
         A run on a thread another run is writing fails with ConcurrentRunError;
         `wait=True` (or a number of seconds) waits its turn instead, among the
         runs of this process. `run_id` names the run in its checkpoints' metadata
