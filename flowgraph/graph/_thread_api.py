@@ -7,6 +7,7 @@ through the reducers as a node's write would, as one new checkpoint).
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -14,10 +15,10 @@ from typing import TYPE_CHECKING, Any, overload
 
 from flowgraph._context import RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory
-from flowgraph.errors import InvalidUpdateError
+from flowgraph.errors import ConcurrentRunError, InvalidUpdateError
 from flowgraph.graph._bridge import run_sync
 from flowgraph.graph._config import thread_of
-from flowgraph.graph._lease import active_run, claim, release, reserved_lease
+from flowgraph.graph._lease import active_run, claim, holds, release, reserved_lease
 from flowgraph.graph._persist import Cursor, Saver, referenced_messages, snapshot_of
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, start_tasks
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
     from flowgraph.graph._persist import Loaded, ThreadCache
 
-__all__ = ["UPDATE", "ThreadAPI", "thread_and_checkpoint"]
+__all__ = ["UPDATE", "ThreadAPI", "hold_thread", "thread_and_checkpoint"]
 
 UPDATE = "__update__"
 """The node name update_state() writes as when no as_node is given."""
@@ -47,6 +48,44 @@ def thread_and_checkpoint(
             "config; pass it once"
         )
     return named, checkpoint_id or configured
+
+
+@contextlib.contextmanager
+def hold_thread(
+    checkpointer: BaseCheckpointer,
+    thread_id: str,
+    *,
+    doing: str,
+    run_id: str | None = None,
+    wait: bool | float = False,
+) -> Iterator[None]:
+    """Hold the thread's lease while an operation rewrites the thread (`doing`: "delete it").
+
+    So no run starts (in any process) while it is half rewritten, and one
+    that is running is not rewritten under it: a busy thread is a
+    ConcurrentRunError saying so (after `wait` seconds, if given). A caller
+    that already holds the thread (`claim_thread(run_id=...)`) passes that
+    `run_id` and keeps its hold.
+    """
+    if run_id is not None and holds(checkpointer, thread_id, run_id):
+        yield
+        return
+    try:
+        lease = run_sync(
+            claim(checkpointer, thread_id, run_id or uuid.uuid4().hex, wait=wait, direct=True)
+        )
+    except ConcurrentRunError as busy:
+        who = f"run '{busy.run_id}'" if busy.run_id else "another run"
+        raise ConcurrentRunError(
+            f"Thread '{thread_id}' is busy: {who} is working on it, so it cannot {doing} "
+            "now; try again once the run has ended (or stop the run first).",
+            thread_id=thread_id,
+            run_id=busy.run_id,
+        ) from None
+    try:
+        yield
+    finally:
+        run_sync(release(lease, direct=True))
 
 
 class ThreadAPI:
@@ -274,21 +313,41 @@ class ThreadAPI:
         """Every thread the checkpointer holds."""
         return self._store().threads()
 
-    def delete_thread(self, thread_id: str) -> None:
-        """Forget a thread and everything stored for it."""
-        self._store().delete_thread(thread_id)
-        if self._cache is not None:
-            self._cache.forget(thread_id)
+    def delete_thread(
+        self, thread_id: str, *, run_id: str | None = None, wait: bool | float = False
+    ) -> None:
+        """Forget a thread and everything stored for it.
 
-    def prune(self, thread_id: str, *, keep_last: int) -> int:
+        It holds the thread's lease meanwhile: a thread a run is writing is a
+        ConcurrentRunError (`wait` seconds, or True, waits for the run to end
+        instead). A caller holding the thread already (`claim_thread`) passes
+        its `run_id`.
+        """
+        store = self._store()
+        with hold_thread(store, thread_id, doing="be deleted", run_id=run_id, wait=wait):
+            store.delete_thread(thread_id)
+            if self._cache is not None:
+                self._cache.forget(thread_id)
+
+    def prune(
+        self,
+        thread_id: str,
+        *,
+        keep_last: int,
+        run_id: str | None = None,
+        wait: bool | float = False,
+    ) -> int:
         """Keep the newest `keep_last` checkpoints of the head's branch; returns how many went.
 
         Messages no kept checkpoint shows (old versions, other branches) are
-        deleted too. Run it while no run is writing to the thread.
+        deleted too. Like `delete_thread`, it holds the thread's lease (a
+        thread a run is writing is a ConcurrentRunError, unless `wait`).
         """
         store = self._store()
-        dropped = store.prune(thread_id, keep_last)
-        store.forget_messages(thread_id, referenced_messages(store, self.engine.state, thread_id))
-        if self._cache is not None:
-            self._cache.forget(thread_id)
+        with hold_thread(store, thread_id, doing="be pruned", run_id=run_id, wait=wait):
+            dropped = store.prune(thread_id, keep_last)
+            kept = referenced_messages(store, self.engine.state, thread_id)
+            store.forget_messages(thread_id, kept)
+            if self._cache is not None:
+                self._cache.forget(thread_id)
         return dropped

@@ -143,11 +143,12 @@ class ServerContext:
             "interrupts": interrupts,
         }
 
-    async def forget_thread(self, thread_id: str) -> None:
-        """Delete a thread's checkpoints (through every app, so their caches forget it too)."""
-        for entry in self.graphs.entries:
-            await asyncio.to_thread(entry.app.delete_thread, thread_id)
+    async def forget_thread(self, thread_id: str, holder: str) -> None:
+        """Delete a thread's record, runs and checkpoints (through every app, so their caches
+        forget it too); the caller holds the thread's lease as `holder`."""
         await self.reg(self.registry.delete_thread, thread_id)
+        for entry in self.graphs.entries:
+            await asyncio.to_thread(entry.app.delete_thread, thread_id, run_id=holder)
 
 
 def server_of(request: Request) -> ServerContext:

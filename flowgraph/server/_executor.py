@@ -423,13 +423,8 @@ class RunManager:
             self.spawn(self.kick(thread_id))
 
     async def _roll_back(self, app: CompiledGraph, record: RunRecord) -> None:
-        """Remove a stopped run's checkpoints, holding the thread meanwhile, then its record."""
-        holder = f"{record.run_id}-rollback"
-        await app.aclaim_thread(record.thread_id, run_id=holder, wait=30.0)
-        try:
-            await asyncio.to_thread(roll_back, app, record.thread_id, record.head_before)
-        finally:
-            await app.arelease_thread(record.thread_id, run_id=holder)
+        """Remove a stopped run's checkpoints (holding the thread meanwhile), then its record."""
+        await asyncio.to_thread(roll_back, app, record.thread_id, record.head_before)
         await self.reg(self.registry.delete_run, record.run_id)
 
     # -- reading runs ----------------------------------------------------------------
