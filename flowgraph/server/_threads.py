@@ -20,6 +20,7 @@ from starlette.routing import Route
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.server._context import ServerContext, new_id, server_of
 from flowgraph.server._http import ApiError, Fields, json_response, query_bool, query_int, read_body
+from flowgraph.server._queue import QUEUE_OWNER
 from flowgraph.server._registry import ThreadRecord
 from flowgraph.server._rollback import copy_thread
 from flowgraph.server._wire import checkpoint_ref, input_from_wire, state_to_wire
@@ -110,7 +111,8 @@ async def delete_thread(request: Request) -> Response:
     app = (server.graph_of(record) or server.graphs.entries[0]).app
     running = await server.runs.holder(thread_id, server.graphs.entries[0])
     if running is not None:
-        if await server.runs.get_run(running) is None:  # a script's or worker's run
+        run = await server.runs.get_run(running)
+        if run is None or run.owner == QUEUE_OWNER:  # a script's or a Celery worker's run
             raise ApiError(
                 409,
                 f"Thread {thread_id} is busy: run {running}, which this server did not start "
