@@ -153,13 +153,13 @@ def _busy(thread_id: str, holder: str | None, waited: float | None) -> Concurren
         advice = "wait for it to finish (invoke(..., wait=True) waits), or resume the thread later"
         return ConcurrentRunError(
             f"Thread '{thread_id}' is busy: {who} is working on it, and a thread takes one run "
-            f"at a time. Nothing of this run was stored; {advice}.",
+            f"at a time. This call stored and ran nothing; {advice}.",
             thread_id=thread_id,
             run_id=holder,
         )
     return ConcurrentRunError(
-        f"Thread '{thread_id}' was still busy ({who}) after waiting {waited:g} s; nothing of "
-        "this run was stored. Wait longer, or try again later.",
+        f"Thread '{thread_id}' was still busy ({who}) after waiting {waited:g} s; this call "
+        "stored and ran nothing. Wait longer, or try again later.",
         thread_id=thread_id,
         run_id=holder,
     )
