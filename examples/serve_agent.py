@@ -6,7 +6,8 @@ graph pauses (`interrupt`) before the tool runs. It is served with
 client (`pip install langgraph-sdk`) talks to it exactly as it talks to
 LangGraph Server: it streams the reply token by token (`messages-tuple`),
 sees the thread stop at the approval question, resumes it with
-`command={"resume": ...}`, and reads the thread's state and history.
+`command={"resume": ...}`, reads the thread's state and history, and keeps a
+note about the person in the server's long-term store (`client.store`).
 
 From a shell the same app is served with:
 
@@ -120,6 +121,11 @@ def main(db: Path) -> None:
               f"{len(state['values']['messages'])} messages, "
               f"{len(client.threads.get_history(thread_id, limit=100))} checkpoints")  # fmt: skip
         print(f"runs: {[r['status'] for r in client.runs.list(thread_id)]}")
+
+        # memory that outlives the thread: the server's long-term store
+        client.store.put_item(["people", "ada"], "meetings", {"prefers": "mornings"})
+        notes = client.store.search_items(["people"])["items"]
+        print(f"store: {[(n['namespace'], n['key'], n['value']) for n in notes]}")
 
 
 if __name__ == "__main__":

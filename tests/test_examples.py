@@ -111,6 +111,7 @@ EXPECTED = {
         "streamed 8 tokens: Done. Booked: Ada, Friday 10:00 (confirmation M-42).",
         "thread idle, 4 messages, 5 checkpoints",
         "runs: ['success', 'success']",
+        "store: [(['people', 'ada'], 'meetings', {'prefers': 'mornings'})]",
     ],
     "from_langgraph.py": [
         "================================ Human Message =================================\n\n"

@@ -19,11 +19,12 @@ import traceback
 from collections.abc import Sequence
 
 from flowgraph.cli._commands import COMMANDS
-from flowgraph.cli._errors import EXIT_ERROR, EXIT_USAGE, CliError
+from flowgraph.cli._errors import EXIT_BUSY, EXIT_ERROR, EXIT_USAGE, CliError
 from flowgraph.cli._mcp import add_mcp_parser, cmd_mcp
 from flowgraph.cli._run import Console
 from flowgraph.cli._serve import add_serve_parser, cmd_serve
 from flowgraph.cli._store import open_store
+from flowgraph.errors import ConcurrentRunError
 
 __all__ = ["main"]
 
@@ -148,6 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except CliError as exc:
         return _fail(exc, exc.code, debug)
+    except ConcurrentRunError as exc:  # a run holds the thread: worth trying again later
+        return _fail(exc if debug else CliError(str(exc)), EXIT_BUSY, debug)
     except Exception as exc:
         return _fail(exc, EXIT_ERROR, debug)
     finally:

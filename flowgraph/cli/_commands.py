@@ -31,6 +31,7 @@ from flowgraph.cli._run import (
 from flowgraph.cli._store import DEFAULT_DB, Store
 from flowgraph.graph import Command, CompiledGraph, Entrypoint, StateSnapshot
 from flowgraph.graph._inspect import StoredThread
+from flowgraph.graph._thread_api import hold_thread
 from flowgraph.graph._types import MISSING
 from flowgraph.messages import BaseMessage, HumanMessage, messages_to_dicts, to_openai
 
@@ -357,7 +358,8 @@ def cmd_export(args: argparse.Namespace, store: Store, console: Console) -> int:
 
 def cmd_delete(args: argparse.Namespace, store: Store, console: Console) -> int:
     stored = _thread(store, args.thread)
-    store.checkpointer.delete_thread(stored.thread_id)
+    with hold_thread(store.checkpointer, stored.thread_id, doing="be deleted"):
+        store.checkpointer.delete_thread(stored.thread_id)
     store.forget_app(stored.thread_id)
     console.err.write(f"Deleted thread {stored.thread_id}\n")
     return 0
@@ -367,7 +369,8 @@ def cmd_prune(args: argparse.Namespace, store: Store, console: Console) -> int:
     if args.keep_last < 1:
         raise UsageError("--keep-last must be at least 1 (use `flowgraph delete` to drop a thread)")
     stored = _thread(store, args.thread)
-    dropped, forgotten = stored.prune(args.keep_last)
+    with hold_thread(store.checkpointer, stored.thread_id, doing="be pruned"):
+        dropped, forgotten = stored.prune(args.keep_last)
     kept = len(stored.records)
     console.out.write(
         f"Thread {stored.thread_id}: removed {dropped} checkpoint(s) and {forgotten} "

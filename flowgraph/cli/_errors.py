@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["EXIT_ERROR", "EXIT_PAUSED", "EXIT_USAGE", "CliError", "UsageError"]
+__all__ = ["EXIT_BUSY", "EXIT_ERROR", "EXIT_PAUSED", "EXIT_USAGE", "CliError", "UsageError"]
 
 EXIT_ERROR = 1
 """Something the user asked for failed (missing file, thread, checkpoint; a run raised)."""
@@ -10,6 +10,8 @@ EXIT_USAGE = 2
 """The command line itself is wrong (unknown option, bad JSON, bad app spec)."""
 EXIT_PAUSED = 3
 """A run paused on interrupt() and is waiting for a resume value."""
+EXIT_BUSY = 4
+"""The thread is busy: a run (of this or another process) holds it; try again later."""
 
 
 class CliError(Exception):

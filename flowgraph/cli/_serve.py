@@ -71,6 +71,7 @@ def cmd_serve(args: argparse.Namespace, store: Store | None, console: Console) -
             allow_unauthenticated=args.allow_unauthenticated,
             queue=args.queue,
             cors_origins=args.cors_origin,
+            store=store.long_term(),  # the /store routes serve the store --db names
         )
     except ExposureError as exc:
         raise UsageError(str(exc)) from exc

@@ -26,24 +26,18 @@ from flowgraph._context import (
     current_run,
     current_store,
     current_task,
-    message_id_factory,
 )
-from flowgraph._ids import deterministic_id_factory, random_scope_key, scope_key
-from flowgraph.errors import InvalidUpdateError
+from flowgraph._ids import random_scope_key, scope_key
 from flowgraph.graph._bridge import iterate_sync, run_sync
 from flowgraph.graph._cache import BaseCache, cached_nodes, namespace_of
-from flowgraph.graph._config import read_config, thread_of
+from flowgraph.graph._config import read_config
 from flowgraph.graph._interrupt import GraphInterrupt, Pause, with_interrupts
 from flowgraph.graph._items import LangGraphItems
-from flowgraph.graph._lease import active_run, claim, release, reserved_lease
+from flowgraph.graph._lease import claim, release
 from flowgraph.graph._persist import (
-    Cursor,
-    Saver,
     ThreadCache,
-    referenced_messages,
-    snapshot_of,
 )
-from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes
+from flowgraph.graph._plan import Plan
 from flowgraph.graph._runner import (
     Emitter,
     Engine,
@@ -52,13 +46,13 @@ from flowgraph.graph._runner import (
     run_loop,
     start_tasks,
 )
-from flowgraph.graph._start import RunOptions, loaded_checkpoint, prepare_run
+from flowgraph.graph._start import RunOptions, prepare_run
+from flowgraph.graph._thread_api import ThreadAPI
 from flowgraph.graph._types import (
     START,
     Budget,
     Command,
     ParentCommand,
-    StateSnapshot,
     StreamMode,
     StreamPart,
 )
@@ -72,15 +66,12 @@ if TYPE_CHECKING:
 
     from flowgraph.checkpoint.base import BaseCheckpointer
     from flowgraph.graph._builder import StateGraph
-    from flowgraph.graph._persist import Loaded
     from flowgraph.graph._schema import StateAdapter
 
 __all__ = ["CompiledGraph"]
 
 _MODES = frozenset({"updates", "values", "messages", "custom", "events"})
 _DONE: Any = object()
-UPDATE = "__update__"
-"""The node name update_state() writes as when no as_node is given."""
 
 
 def _modes(mode: StreamMode | Sequence[StreamMode]) -> frozenset[str]:
@@ -98,19 +89,6 @@ def _unbind(tokens: tuple[Token[Any] | None, Token[Any]]) -> None:
     current_run.reset(run)
     if store is not None:
         current_store.reset(store)
-
-
-def _thread(thread: str | Mapping[str, Any], checkpoint_id: str | None) -> tuple[str, str | None]:
-    """A thread id and checkpoint id, from the arguments or from a LangGraph config dict."""
-    if isinstance(thread, str):
-        return thread, checkpoint_id
-    named, configured = thread_of(thread)
-    if checkpoint_id is not None and configured is not None and checkpoint_id != configured:
-        raise ValueError(
-            f"checkpoint_id is given twice, as {checkpoint_id!r} and as {configured!r} in the "
-            "config; pass it once"
-        )
-    return named, checkpoint_id or configured
 
 
 class StreamKeywords(TypedDict, total=False):
@@ -137,7 +115,7 @@ def _names(nodes: Sequence[str]) -> frozenset[str]:
 _NO_NAMES: frozenset[str] = frozenset()
 
 
-class CompiledGraph:
+class CompiledGraph(ThreadAPI):
     """A validated graph, ready to `invoke`, `stream`, or be used as a node of another graph."""
 
     def __init__(
@@ -362,7 +340,9 @@ class CompiledGraph:
 
         `input` is a dict of fields for a new step, None to resume the thread
         after its last checkpoint, or `Command(resume=...)` to answer an
-        `interrupt()`; `checkpoint_id` forks the thread from that checkpoint.
+        `interrupt()`; a Command's `update=` is written as the input step and
+        its `goto=` (node names, Sends) runs next, with what the thread still
+        had to do; `checkpoint_id` forks the thread from that checkpoint.
         A run on a thread another run is writing fails with ConcurrentRunError;
         `wait=True` (or a number of seconds) waits its turn instead, among the
         runs of this process. `run_id` names the run in its checkpoints' metadata
@@ -599,220 +579,6 @@ class CompiledGraph:
         parts = self._astream(input, options)
         return iterate_sync(parts if items is None else items.translate(parts), on_close=closed.set)
 
-    # -- the state API -------------------------------------------------------------
-
-    def _store(self) -> BaseCheckpointer:
-        if self.checkpointer is None:
-            raise InvalidUpdateError(
-                "This graph keeps no history; compile(checkpointer=...) to read or change "
-                "a thread's state"
-            )
-        return self.checkpointer
-
-    def _snapshot(self, loaded: Loaded | None, thread_id: str) -> StateSnapshot:
-        state = self.engine.state
-        if loaded is None:
-            return StateSnapshot(
-                values=state.view(state.defaults()),
-                next=(),
-                checkpoint_id=None,
-                parent_id=None,
-                step=-1,
-                created_at=None,
-                metadata={},
-                thread_id=thread_id,
-            )
-        return snapshot_of(loaded, state)
-
-    def get_state(
-        self, thread_id: str | Mapping[str, Any], checkpoint_id: str | None = None
-    ) -> StateSnapshot:
-        """The thread's state at its head (or at `checkpoint_id`), and what runs next.
-
-        An unknown thread gives an empty snapshot (`checkpoint_id` None).
-        LangGraph's config dict (`{"configurable": {"thread_id": ..., "checkpoint_id":
-        ...}}`, e.g. a snapshot's `config`) names the thread and checkpoint too.
-        """
-        thread_id, checkpoint_id = _thread(thread_id, checkpoint_id)
-        store = self._store()
-        loaded = run_sync(
-            loaded_checkpoint(self.engine, store, thread_id, checkpoint_id, direct=True)
-        )
-        snapshot = self._snapshot(loaded, thread_id)
-        if checkpoint_id is None:
-            busy = active_run(store, thread_id)
-            if busy is not None:
-                snapshot = replace(snapshot, active_run=busy)
-        return snapshot
-
-    def get_state_history(
-        self,
-        thread_id: str | Mapping[str, Any],
-        *,
-        limit: int | None = None,
-        before: str | Mapping[str, Any] | None = None,
-    ) -> Iterator[StateSnapshot]:
-        """Every checkpoint of the thread, newest first (all branches).
-
-        `thread_id` (and `before`) may be LangGraph's config dicts.
-        """
-        thread_id, _ = _thread(thread_id, None)
-        if before is not None and not isinstance(before, str):
-            before = thread_of(before)[1]
-        store = self._store()
-        for record in store.history(thread_id, limit=limit, before=before):
-            yield self.get_state(thread_id, record.checkpoint_id)
-
-    @overload
-    def update_state(
-        self,
-        thread_id: str,
-        values: Mapping[str, Any] | None,
-        *,
-        as_node: str | None = None,
-        checkpoint_id: str | None = None,
-    ) -> str: ...
-
-    @overload
-    def update_state(
-        self,
-        thread_id: Mapping[str, Any],
-        values: Mapping[str, Any] | None,
-        *,
-        as_node: str | None = None,
-        checkpoint_id: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    def update_state(
-        self,
-        thread_id: str | Mapping[str, Any],
-        values: Mapping[str, Any] | None,
-        *,
-        as_node: str | None = None,
-        checkpoint_id: str | None = None,
-    ) -> str | dict[str, Any]:
-        """Write `values` to the thread through the reducers, as a new checkpoint; its id.
-
-        With `as_node`, the write counts as that node's output: the next
-        tasks are the ones its edges lead to, and a step the thread was
-        paused in is superseded (its interrupts are no longer waiting).
-        Without, the thread's pending tasks stay as they were, and so does a
-        pause: its interrupts keep their ids, `Command(resume=...)` answers
-        them, and the paused node runs again on the edited state; siblings
-        that had finished are not run again, their writes are merged when
-        the step completes (after this update).
-
-        With `checkpoint_id` (time travel), the update applies to that past
-        checkpoint instead of the head: the new checkpoint is its child, a
-        new branch, and becomes the thread's head, so `invoke(None,
-        thread_id=...)` continues from the edited past. Given LangGraph's
-        config dict (a snapshot's `config`) instead of a thread id, it reads
-        the thread and checkpoint from it and returns the new checkpoint's
-        config, as LangGraph does.
-        """
-        as_config = not isinstance(thread_id, str)
-        thread, checkpoint_id = _thread(thread_id, checkpoint_id)
-        new_id = run_sync(self._update_state(thread, dict(values or {}), as_node, checkpoint_id))
-        if as_config:
-            return {
-                "configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": new_id}
-            }
-        return new_id
-
-    async def _update_state(
-        self,
-        thread_id: str,
-        values: dict[str, Any],
-        as_node: str | None,
-        checkpoint_id: str | None = None,
-    ) -> str:
-        store = self._store()
-        lease = await claim(store, thread_id, uuid.uuid4().hex, direct=True)
-        try:
-            return await self._write_update(store, thread_id, values, as_node, checkpoint_id)
-        finally:
-            await release(lease, direct=True)
-
-    async def _write_update(
-        self,
-        store: BaseCheckpointer,
-        thread_id: str,
-        values: dict[str, Any],
-        as_node: str | None,
-        checkpoint_id: str | None = None,
-    ) -> str:
-        engine = self.engine
-        if as_node is not None and as_node not in engine.plan.nodes and as_node != START:
-            raise InvalidUpdateError(
-                f"update_state(as_node={as_node!r}): no such node; "
-                f"known nodes: {', '.join(sorted(engine.plan.nodes))}",
-                node=as_node,
-            )
-        loaded = await loaded_checkpoint(
-            engine, store, thread_id, checkpoint_id, direct=True, cache=self._cache
-        )
-        cursor = loaded.cursor if loaded else Cursor(thread_id, expected=None)
-        saver = Saver(
-            store, engine.state, cursor, run_id=uuid.uuid4().hex, direct=True, cache=self._cache
-        )
-        run = Run(
-            values=loaded.values if loaded else engine.state.defaults(),
-            tasks=list(loaded.tasks) if loaded else [],
-            scope=saver.step_scope(),
-            usage=RunUsage(),
-            step=loaded.record.step if loaded else -1,
-            join_seen=loaded.joins if loaded else {},
-            saver=saver,
-        )
-        node = as_node or UPDATE
-        step = run.step + 1
-        token = message_id_factory.set(deterministic_id_factory(run.scope, step, 0))
-        try:
-            writes = engine.state.check_update(node, values)
-        finally:
-            message_id_factory.reset(token)
-        result = TaskResult(Task(node), list(writes.items()))
-        run.values = apply_writes(engine.state, run.values, [result], scope=run.scope, step=step)
-        if as_node is not None:
-            await start_tasks(engine, run, as_node)
-        record = await saver.save_step(
-            run.values, [result], run.tasks, run.join_seen, run.usage, step, source="update"
-        )
-        if as_node is None and loaded is not None and loaded.pending:
-            # an edit of a paused step: the step, its pauses and finished tasks carry over
-            await saver.save_pending(loaded.pending)
-        return record.checkpoint_id
-
-    # -- holding a thread ahead of a run ---------------------------------------------
-
-    def claim_thread(self, thread_id: str, *, run_id: str, wait: bool | float = False) -> None:
-        """Take the thread's lease for a run that starts later in this process.
-
-        For a server that must refuse a busy thread before it answers: the run
-        started afterwards with the same `run_id` adopts the lease (and gives
-        it back when it ends). ConcurrentRunError if the thread is busy.
-        """
-        run_sync(self.aclaim_thread(thread_id, run_id=run_id, wait=wait))
-
-    async def aclaim_thread(
-        self, thread_id: str, *, run_id: str, wait: bool | float = False
-    ) -> None:
-        """`claim_thread` from async code."""
-        store = self._store()
-        direct = getattr(store, "is_nonblocking", False)
-        await claim(store, thread_id, run_id, wait=wait, direct=direct, reserve=True)
-
-    def release_thread(self, thread_id: str, *, run_id: str) -> None:
-        """Give back a lease `claim_thread` took, if no run adopted it (else nothing happens)."""
-        run_sync(self.arelease_thread(thread_id, run_id=run_id))
-
-    async def arelease_thread(self, thread_id: str, *, run_id: str) -> None:
-        """`release_thread` from async code."""
-        store = self._store()
-        lease = reserved_lease(store, thread_id, run_id)
-        if lease is not None:
-            await release(lease, direct=getattr(store, "is_nonblocking", False))
-
     def with_checkpointer(self, checkpointer: BaseCheckpointer | None) -> CompiledGraph:
         """A copy of this app that keeps its threads in `checkpointer` instead.
 
@@ -843,29 +609,6 @@ class CompiledGraph:
         self.cache.clear(
             [namespace_of(specs[n]) for n in names if specs[n].cache_policy is not None]
         )
-
-    def threads(self) -> list[str]:
-        """Every thread the checkpointer holds."""
-        return self._store().threads()
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Forget a thread and everything stored for it."""
-        self._store().delete_thread(thread_id)
-        if self._cache is not None:
-            self._cache.forget(thread_id)
-
-    def prune(self, thread_id: str, *, keep_last: int) -> int:
-        """Keep the newest `keep_last` checkpoints of the head's branch; returns how many went.
-
-        Messages no kept checkpoint shows (old versions, other branches) are
-        deleted too. Run it while no run is writing to the thread.
-        """
-        store = self._store()
-        dropped = store.prune(thread_id, keep_last)
-        store.forget_messages(thread_id, referenced_messages(store, self.engine.state, thread_id))
-        if self._cache is not None:
-            self._cache.forget(thread_id)
-        return dropped
 
     # -- diagrams (drawn by flowgraph.viz, reached through a hook) --------------------
 

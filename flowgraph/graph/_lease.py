@@ -29,7 +29,7 @@ from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph._pool import finish_off_loop
 
-__all__ = ["RunLease", "active_run", "claim", "release", "reserved_lease"]
+__all__ = ["RunLease", "active_run", "claim", "holds", "release", "reserved_lease"]
 
 T = TypeVar("T")
 
@@ -153,13 +153,13 @@ def _busy(thread_id: str, holder: str | None, waited: float | None) -> Concurren
         advice = "wait for it to finish (invoke(..., wait=True) waits), or resume the thread later"
         return ConcurrentRunError(
             f"Thread '{thread_id}' is busy: {who} is working on it, and a thread takes one run "
-            f"at a time. Nothing of this run was stored; {advice}.",
+            f"at a time. This call stored and ran nothing; {advice}.",
             thread_id=thread_id,
             run_id=holder,
         )
     return ConcurrentRunError(
-        f"Thread '{thread_id}' was still busy ({who}) after waiting {waited:g} s; nothing of "
-        "this run was stored. Wait longer, or try again later.",
+        f"Thread '{thread_id}' was still busy ({who}) after waiting {waited:g} s; this call "
+        "stored and ran nothing. Wait longer, or try again later.",
         thread_id=thread_id,
         run_id=holder,
     )
@@ -273,3 +273,11 @@ def reserved_lease(checkpointer: BaseCheckpointer, thread_id: str, run_id: str) 
     if lease is None or not lease.reserved or not lease.active or lease.run_id != run_id:
         return None
     return lease
+
+
+def holds(checkpointer: BaseCheckpointer, thread_id: str, run_id: str) -> bool:
+    """Whether this process holds `thread_id` of `checkpointer` as `run_id` (a run, or a
+    lease `claim_thread` took), granted and not lost."""
+    with _registry.lock:
+        lease = _registry.by_thread.get((id(checkpointer), thread_id))
+    return lease is not None and lease.run_id == run_id and lease.active and not lease.lost

@@ -21,9 +21,9 @@ from flowgraph._context import RunInfo, RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, ThreadCache, load
-from flowgraph.graph._plan import Task, TaskResult, apply_writes
-from flowgraph.graph._runner import PASSED_UP, Engine, Run, start_tasks
-from flowgraph.graph._types import START, Budget, Command, StreamPart
+from flowgraph.graph._plan import Task, TaskResult, apply_writes, next_tasks
+from flowgraph.graph._runner import PASSED_UP, Engine, Run, _command_writes, start_tasks
+from flowgraph.graph._types import MISSING, START, Budget, Command, Send, StreamPart
 from flowgraph.messages import AIMessage, ToolMessage
 
 if TYPE_CHECKING:
@@ -85,9 +85,16 @@ def _input_writes(engine: Engine, input: Any) -> dict[str, Any]:
         return {k: getattr(input, k) for k in input.model_fields_set}
     if isinstance(input, Mapping):
         return dict(input)
+    if isinstance(input, Command):
+        raise InvalidUpdateError(
+            "invoke() was given an empty Command: give it resume=... (the answer to an "
+            "interrupt), update=... (state fields to write) or goto=... (the node(s) to run)",
+            node=START,
+        )
     raise InvalidUpdateError(
         f"invoke() takes a dict of state fields (or a {engine.state.schema.__name__}), None to "
-        f"resume, or Command(resume=...); not {type(input).__name__}",
+        "resume, or a Command (resume=..., update=..., goto=...); not "
+        f"{type(input).__name__}",
         node=START,
     )
 
@@ -182,7 +189,10 @@ async def prepare_run(
         closed=options.closed,
         caught_up=options.caught_up,
     )
-    resuming = input is None or (isinstance(input, Command) and input.has_resume)
+    command = input if isinstance(input, Command) else None
+    resuming = input is None or (command is not None and command.has_resume)
+    if command is not None and command.update is None and not command.goto:
+        command = None  # a plain resume (or an empty Command, refused below)
     if checkpointer is None:
         if resuming:
             raise InvalidUpdateError(
@@ -190,7 +200,10 @@ async def prepare_run(
                 "thread_id; compile(checkpointer=...) to keep a thread's history",
                 node=START,
             )
-        await _apply_input(engine, run, input, step=0)
+        if command is not None:
+            await _apply_command(engine, run, command, None)
+        else:
+            await _apply_input(engine, run, input, step=0)
         return run
     if options.thread_id is None:
         raise InvalidUpdateError(
@@ -220,7 +233,7 @@ async def prepare_run(
         # The same run delivered again (a task queue's retry): its input is already in
         # the thread, so go on from where it got to; the compare-and-set on this head
         # keeps a delivery still running elsewhere from interleaving with this one.
-        input, resuming = None, True
+        input, command, resuming = None, None, True
     run.saver = Saver(
         checkpointer,
         state,
@@ -230,13 +243,19 @@ async def prepare_run(
         cache=cache,
         fork=forking,
     )
+    if command is not None:
+        # a routed input: its update is a step of its own, its goto the next tasks (with
+        # whatever the thread still had to do), then the thread goes on as a resume does
+        if loaded is not None:
+            _resume(run, loaded, command if command.has_resume else None)
+            run.skip_breakpoint = bool(loaded.tasks)
+        elif command.has_resume:
+            raise _nothing_to_resume(options.thread_id)
+        await _apply_command(engine, run, command, loaded)
+        return run
     if resuming:
         if loaded is None:
-            raise InvalidUpdateError(
-                f"Thread {options.thread_id!r} has no checkpoint to resume; "
-                "start it with an input dict",
-                node=START,
-            )
+            raise _nothing_to_resume(options.thread_id)
         _resume(run, loaded, input)
         if run.sink is not None and "values" in run.modes:
             # as LangGraph does: a resumed run first shows the state it goes on from
@@ -245,6 +264,13 @@ async def prepare_run(
     patches = _unanswered_tool_calls(engine, run.values) if loaded is not None else {}
     await _apply_input(engine, run, input, step=run.step + 1 if loaded else 0, patches=patches)
     return run
+
+
+def _nothing_to_resume(thread_id: str) -> InvalidUpdateError:
+    return InvalidUpdateError(
+        f"Thread {thread_id!r} has no checkpoint to resume; start it with an input dict",
+        node=START,
+    )
 
 
 def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
@@ -270,12 +296,6 @@ def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
         raise InvalidUpdateError(
             f"Thread {loaded.record.thread_id!r} is not waiting at an interrupt(); "
             "resume it with invoke(None) or send a new input",
-            node=START,
-        )
-    if input.update is not None or input.goto:
-        raise InvalidUpdateError(
-            "Command(resume=...) answers an interrupt and takes no update= or goto=; "
-            "call update_state() first, then resume",
             node=START,
         )
     answers = _answers(paused, input.resume)
@@ -344,4 +364,61 @@ async def _apply_input(
             run.values, [result], run.tasks, run.join_seen, run.usage, step, source="input"
         )
     if run.sink is not None and "values" in run.modes and state.shows(result.writes):
+        run.sink(StreamPart("values", step, None, state.view(run.values)))
+
+
+async def _apply_command(engine: Engine, run: Run, command: Command, loaded: Loaded | None) -> None:
+    """A Command input's update as the run's input step; its goto targets join the tasks.
+
+    `run.tasks` holds the thread's pending tasks (`_resume` ran first, so a
+    bad resume value fails before anything is stored).
+
+    As LangGraph runs `Command(update=..., goto=...)`: the update is merged
+    through the reducers (and checkpointed as the "input" step), and the
+    next step runs the thread's pending tasks (a pause, a stop) plus each
+    goto target (a node name or a Send); START's edges are not taken.
+    """
+    state = engine.state
+    step = run.step + 1 if loaded is not None else 0
+    if run.saver is not None:
+        run.scope = run.saver.step_scope()
+    update = command.update
+    if update is not None and not isinstance(update, (Mapping, list, tuple)):
+        raise InvalidUpdateError(
+            f"Command(update=...) given to invoke() is a {type(update).__name__}; it must be "
+            "a dict of state fields or a list of (field, value) pairs",
+            node=START,
+        )
+    token = message_id_factory.set(deterministic_id_factory(run.scope, step, 0))
+    try:
+        writes = [] if update is None else _command_writes(engine, START, update)
+    finally:
+        message_id_factory.reset(token)
+    result = TaskResult(Task(START), writes)
+    run.values = apply_writes(state, run.values, [result], scope=run.scope, step=step)
+    missing = state.missing_required(run.values)
+    if missing:
+        raise InvalidUpdateError(
+            f"The Command's update leaves required field(s) {', '.join(missing)} of "
+            f"{state.schema.__name__} unset; pass them in update=... or give them defaults",
+            node=START,
+            key=missing[0],
+        )
+    pending = run.tasks  # what the thread still had to do (see _resume)
+    waiting = {t.node for t in pending if t.arg is MISSING}
+    targets = [t for t in command.goto_targets() if isinstance(t, Send) or t not in waiting]
+    routed = next_tasks(engine.plan, [(START, targets)], run.join_seen) if targets else []
+    base = max((t.index for t in pending), default=-1) + 1
+    for offset, task in enumerate(routed):
+        task.index = base + offset
+    run.tasks = pending + routed
+    run.step = step
+    if run.saver is not None:
+        await run.saver.save_step(
+            run.values, [result], run.tasks, run.join_seen, run.usage, step, source="input"
+        )
+        if loaded is not None and loaded.pending:
+            # a paused or stopped step carries over: its pauses and finished tasks stay
+            await run.saver.save_pending(loaded.pending)
+    if run.sink is not None and "values" in run.modes:
         run.sink(StreamPart("values", step, None, state.view(run.values)))

@@ -5,19 +5,19 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.checkpoint.memory import MemoryCheckpointer
 from flowgraph.graph import CompiledGraph, StateGraph
-from flowgraph.server import _assistants, _runs, _threads, _ui
+from flowgraph.server import _assistants, _runs, _store, _threads, _ui
 from flowgraph.server._auth import TokenAuth
 from flowgraph.server._context import ServerContext
 from flowgraph.server._executor import RunManager
@@ -25,6 +25,9 @@ from flowgraph.server._graphs import GraphEntry, Graphs, assistant_uuid
 from flowgraph.server._http import DEFAULT_MAX_BODY, ApiError, json_response
 from flowgraph.server._queue import CeleryQueue
 from flowgraph.server._registry import open_registry
+
+if TYPE_CHECKING:
+    from flowgraph.store import BaseStore
 
 __all__ = ["create_app"]
 
@@ -53,8 +56,32 @@ def _store_of(
     return MemoryCheckpointer()
 
 
+def _long_term_of(graphs: Mapping[str, CompiledGraph], given: BaseStore | None) -> BaseStore:
+    """The long-term store the /store routes serve: the one given, else the apps' own."""
+    if given is not None:
+        return given
+    stores = {id(app.store): app.store for app in graphs.values() if app.store is not None}
+    if len(stores) > 1:
+        named = ", ".join(g for g, app in graphs.items() if app.store is not None)
+        raise ValueError(
+            f"The graphs {named} were compiled with different long-term stores; the server "
+            "serves one at /store: pass create_app(..., store=...) and every app uses it"
+        )
+    if stores:
+        (only,) = stores.values()
+        store: BaseStore = only
+        return store
+    from flowgraph.store import InMemoryStore
+
+    return InMemoryStore()
+
+
 async def _ok(request: Request) -> Response:
     return json_response({"ok": True})
+
+
+async def _root(request: Request) -> Response:
+    return RedirectResponse("/ui/")
 
 
 async def _info(request: Request) -> Response:
@@ -94,6 +121,7 @@ def create_app(
     poll: float = 0.5,
     queue: str | Any | None = None,
     cors_origins: Sequence[str] = (),
+    store: BaseStore | None = None,
 ) -> Starlette:
     """An ASGI app serving `graphs` ({graph id: app}) with the LangGraph Server API.
 
@@ -106,7 +134,9 @@ def create_app(
     Celery broker URL, or a Celery app) hands runs to Celery workers running
     `flowgraph.integrations.celery.make_thread_task` instead of running them
     in this process. `cors_origins` lets web pages of those origins ("*":
-    any) call the API from a browser.
+    any) call the API from a browser. `store` is the long-term store the
+    `/store` routes serve, and the one apps compiled with a store run with
+    (default: the apps' own, else an in-memory one).
     """
     if not graphs:
         raise ValueError("create_app() needs at least one graph: {'agent': app}")
@@ -117,19 +147,19 @@ def create_app(
     for graph_id, app in compiled.items():
         if not isinstance(app, CompiledGraph):
             raise TypeError(f"Graph {graph_id!r} is a {type(app).__name__}, not a compiled graph")
-    store = _store_of(compiled, checkpointer)
-    entries = [
-        GraphEntry(
-            graph_id,
-            app if app.checkpointer is store else app.with_checkpointer(store),
-            assistant_uuid(graph_id),
-        )
-        for graph_id, app in compiled.items()
-    ]
-    registry = open_registry(store)
+    checkpoints = _store_of(compiled, checkpointer)
+    long_term = _long_term_of(compiled, store)
+    entries = []
+    for graph_id, app in compiled.items():
+        if app.checkpointer is not checkpoints:
+            app = app.with_checkpointer(checkpoints)
+        if app.store is not None and app.store is not long_term:
+            app = app.with_store(long_term)  # an app with a store runs with the served one
+        entries.append(GraphEntry(graph_id, app, assistant_uuid(graph_id)))
+    registry = open_registry(checkpoints)
     celery = CeleryQueue(queue, [e.graph_id for e in entries]) if queue is not None else None
     manager = RunManager(Graphs(entries), registry, poll=poll, queue=celery)
-    context = ServerContext(Graphs(entries), store, registry, manager, max_body)
+    context = ServerContext(Graphs(entries), checkpoints, registry, manager, max_body, long_term)
     manager.graphs = context.graphs
 
     @contextlib.asynccontextmanager
@@ -142,11 +172,13 @@ def create_app(
             registry.close()
 
     routes: list[Any] = [
+        Route("/", _root, methods=["GET"]),
         Route("/ok", _ok, methods=["GET"]),
         Route("/info", _info, methods=["GET"]),
         *_assistants.ROUTES,
         *_threads.ROUTES,
         *_runs.ROUTES,
+        *_store.ROUTES,
         *_ui.ROUTES,
     ]
     asgi = Starlette(

@@ -1,9 +1,9 @@
 """Who may call the API: a shared token, compared in constant time; and where to listen.
 
 With a token every request needs `x-api-key: TOKEN` or `Authorization:
-Bearer TOKEN`, else 401. `/ok`, `/info` and the inspector's static files
-(`/ui`) stay open: a load balancer checks health, and the inspector page
-asks for the token and sends it as a header.
+Bearer TOKEN`, else 401. `/ok`, `/info`, the inspector's static files
+(`/ui`) and `/` (a redirect to them) stay open: a load balancer checks
+health, and the inspector page asks for the token and sends it as a header.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["OPEN_PATHS", "TokenAuth", "is_loopback"]
 
-OPEN_PATHS = ("/ok", "/info", "/ui")
+OPEN_PATHS = ("/", "/ok", "/info", "/ui")
 OPEN_PREFIXES = ("/ui/",)
 """The inspector's static files: the page asks for the token and sends it itself."""
 

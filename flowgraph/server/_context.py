@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 
@@ -25,6 +25,9 @@ from flowgraph.server._graphs import GraphEntry, Graphs
 from flowgraph.server._http import ApiError
 from flowgraph.server._registry import Registry, ThreadRecord
 from flowgraph.server._wire import interrupt_to_wire, iso, task_id, to_wire
+
+if TYPE_CHECKING:
+    from flowgraph.store import BaseStore
 
 __all__ = ["ServerContext", "new_id", "server_of"]
 
@@ -47,6 +50,8 @@ class ServerContext:
     registry: Registry
     runs: RunManager
     max_body: int
+    store: BaseStore
+    """The long-term store the /store routes serve (the one apps compiled with a store use)."""
 
     async def reg(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -138,11 +143,12 @@ class ServerContext:
             "interrupts": interrupts,
         }
 
-    async def forget_thread(self, thread_id: str) -> None:
-        """Delete a thread's checkpoints (through every app, so their caches forget it too)."""
-        for entry in self.graphs.entries:
-            await asyncio.to_thread(entry.app.delete_thread, thread_id)
+    async def forget_thread(self, thread_id: str, holder: str) -> None:
+        """Delete a thread's record, runs and checkpoints (through every app, so their caches
+        forget it too); the caller holds the thread's lease as `holder`."""
         await self.reg(self.registry.delete_thread, thread_id)
+        for entry in self.graphs.entries:
+            await asyncio.to_thread(entry.app.delete_thread, thread_id, run_id=holder)
 
 
 def server_of(request: Request) -> ServerContext:

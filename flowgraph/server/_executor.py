@@ -23,14 +23,20 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar, get_args
 
 from flowgraph.errors import ConcurrentRunError
-from flowgraph.graph import Command, CompiledGraph, StreamMode, StreamPart
+from flowgraph.graph import CompiledGraph, StreamMode, StreamPart
 from flowgraph.server._graphs import GraphEntry, Graphs
 from flowgraph.server._http import ApiError, dumps
 from flowgraph.server._queue import QUEUE_OWNER, CeleryQueue
 from flowgraph.server._registry import FINISHED, Registry, RunRecord
 from flowgraph.server._rollback import roll_back
 from flowgraph.server._stream import Translator, engine_modes
-from flowgraph.server._wire import input_from_wire, run_json, snapshot_to_wire, to_wire
+from flowgraph.server._wire import (
+    command_from_wire,
+    input_from_wire,
+    run_json,
+    snapshot_to_wire,
+    to_wire,
+)
 
 __all__ = ["LocalRun", "RunManager", "lost_error"]
 
@@ -202,7 +208,7 @@ class RunManager:
                     "different multitask strategy.",
                 )
         entry = self.graphs.get(record.graph_id)
-        input, _ = self._input(entry, record)
+        input = self._input(entry, record)
         record.owner = QUEUE_OWNER
         await self.reg(self.registry.put_run, record)
         await asyncio.to_thread(queue.send, entry, record, input)
@@ -305,19 +311,17 @@ class RunManager:
 
     # -- executing -----------------------------------------------------------------
 
-    def _input(self, entry: GraphEntry, record: RunRecord) -> tuple[Any, dict[str, Any] | None]:
-        """The engine input of a run (and a state update to apply first)."""
+    def _input(self, entry: GraphEntry, record: RunRecord) -> Any:
+        """The engine input of a run: its command (resume, update, goto), else its input."""
         kwargs = record.kwargs
-        command = kwargs.get("command") or {}
-        update = command.get("update")
         fields = entry.message_fields
-        update = input_from_wire(update, fields, "command.update") if update is not None else None
-        if "resume" in command:
-            return Command(resume=command["resume"]), update
-        if update is not None:
-            return None, update
+        command = kwargs.get("command")
+        if command:
+            routed = command_from_wire(command, fields, entry.app.engine.plan.nodes)
+            if routed is not None:
+                return routed
         raw = kwargs.get("input")
-        return (input_from_wire(raw, fields, "input") if raw is not None else None), None
+        return input_from_wire(raw, fields, "input") if raw is not None else None
 
     def _open(
         self, app: CompiledGraph, input: Any, record: RunRecord, stop: threading.Event
@@ -340,6 +344,7 @@ class RunManager:
             "interrupt_before": breakpoints("interrupt_before"),
             "interrupt_after": breakpoints("interrupt_after"),
             "run_id": record.run_id,
+            "subgraphs": bool(kwargs.get("subgraphs")),
         }
         # the run's config and context reach the nodes that ask (config, runtime); keys of
         # the config the engine does not read are dropped, as unknown request fields are
@@ -362,9 +367,7 @@ class RunManager:
         local.push("metadata", {"run_id": record.run_id, "attempt": 1})
         error: dict[str, Any] | None = None
         try:
-            input, update = self._input(entry, record)
-            if update is not None:
-                await asyncio.to_thread(app.update_state, record.thread_id, update)
+            input = self._input(entry, record)
             for event, data in translator.start(to_wire(record.kwargs.get("input"))):
                 local.push(event, data)
             async for part in self._open(app, input, record, local.stop):
@@ -420,13 +423,8 @@ class RunManager:
             self.spawn(self.kick(thread_id))
 
     async def _roll_back(self, app: CompiledGraph, record: RunRecord) -> None:
-        """Remove a stopped run's checkpoints, holding the thread meanwhile, then its record."""
-        holder = f"{record.run_id}-rollback"
-        await app.aclaim_thread(record.thread_id, run_id=holder, wait=30.0)
-        try:
-            await asyncio.to_thread(roll_back, app, record.thread_id, record.head_before)
-        finally:
-            await app.arelease_thread(record.thread_id, run_id=holder)
+        """Remove a stopped run's checkpoints (holding the thread meanwhile), then its record."""
+        await asyncio.to_thread(roll_back, app, record.thread_id, record.head_before)
         await self.reg(self.registry.delete_run, record.run_id)
 
     # -- reading runs ----------------------------------------------------------------

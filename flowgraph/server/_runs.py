@@ -32,7 +32,13 @@ from flowgraph.server._http import (
 from flowgraph.server._queue import UNSUPPORTED
 from flowgraph.server._registry import FINISHED, RunRecord, ThreadRecord
 from flowgraph.server._stream import STREAM_MODES, encode_sse
-from flowgraph.server._wire import input_from_wire, run_json, snapshot_to_wire, to_wire
+from flowgraph.server._wire import (
+    command_from_wire,
+    input_from_wire,
+    run_json,
+    snapshot_to_wire,
+    to_wire,
+)
 
 __all__ = ["ROUTES"]
 
@@ -78,22 +84,12 @@ async def _new_run(server: ServerContext, request: Request, thread_id: str | Non
     raw_input = body.raw("input")
     if raw_input is not None and not isinstance(raw_input, dict) and not entry.any_input:
         body.fail("input", "an object")
-    command = body.obj("command")
-    if command is not None:
-        cmd = Fields(command, "command")
-        if cmd.has("goto"):
-            raise ApiError(
-                422,
-                "Field 'command.goto' is not supported: a flowgraph run starts "
-                "where the thread stopped; route with the graph's edges",
-            )
-        if cmd.has("update") and not isinstance(command["update"], dict):
-            cmd.fail("update", "an object")
-        if cmd.has("update"):
-            input_from_wire(command["update"], entry.message_fields, "command.update")
-    input_from_wire(raw_input, entry.message_fields, "input")  # a bad message: 422 now
-    modes = _stream_modes(body)
     nodes = set(entry.app.engine.plan.nodes)
+    command = body.obj("command")
+    if command is not None:  # a bad update, goto or message: 422 now
+        command_from_wire(command, entry.message_fields, nodes)
+    input_from_wire(raw_input, entry.message_fields, "input")
+    modes = _stream_modes(body)
     interrupt_before = _breakpoints(body, "interrupt_before", nodes)
     interrupt_after = _breakpoints(body, "interrupt_after", nodes)
     checkpoint_id = body.text("checkpoint_id")
@@ -180,12 +176,13 @@ def _check_queueable(body: Fields, strategy: str) -> None:
                 f"Field '{key}' is not supported for runs handed to Celery "
                 "(--queue): the workers' task takes an input or a resume value",
             )
-    if body.nested("command").has("update"):
-        raise ApiError(
-            422,
-            "Field 'command.update' is not supported for runs handed to Celery "
-            "(--queue); update the thread's state first",
-        )
+    for key in ("update", "goto"):
+        if body.nested("command").has(key):
+            raise ApiError(
+                422,
+                f"Field 'command.{key}' is not supported for runs handed to Celery "
+                "(--queue); update the thread's state first",
+            )
     if strategy in ("interrupt", "rollback"):
         raise ApiError(
             422,

@@ -9,10 +9,16 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.graph import CompiledGraph, StateGraph
 from flowgraph.server._auth import is_loopback
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from flowgraph.store import BaseStore
 
 __all__ = ["TOKEN_ENV", "ExposureError", "running", "serve"]
 
@@ -54,6 +60,7 @@ def serve(
     log_level: str = "info",
     queue: str | None = None,
     cors_origins: Sequence[str] = (),
+    store: BaseStore | None = None,
 ) -> None:
     """Serve `graphs` until interrupted (Ctrl-C or SIGTERM stop it cleanly)."""
     import uvicorn
@@ -63,9 +70,42 @@ def serve(
     token = auth_token or os.environ.get(TOKEN_ENV) or None
     check_exposure(host, token, allow_unauthenticated=allow_unauthenticated)
     app = create_app(
-        graphs, checkpointer=checkpointer, auth_token=token, queue=queue, cors_origins=cors_origins
+        graphs,
+        checkpointer=checkpointer,
+        auth_token=token,
+        queue=queue,
+        cors_origins=cors_origins,
+        store=store,
     )
-    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=10)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=10
+    )
+    _announcing_server()(config).run()
+
+
+def inspector_url(host: str, port: int) -> str:
+    """Where a browser on this machine finds the inspector of a server bound to host:port."""
+    if host in ("", "0.0.0.0", "::"):  # every interface: this machine reaches it on loopback
+        host = "127.0.0.1"
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}/ui/"
+
+
+def _announcing_server() -> type[uvicorn.Server]:
+    import uvicorn
+
+    class AnnouncingServer(uvicorn.Server):
+        """Says where the inspector is once the socket is bound (the port may have been 0)."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if not self.started or not self.servers:
+                return
+            port = self.servers[0].sockets[0].getsockname()[1]
+            print(f"Inspector: {inspector_url(self.config.host, port)}", flush=True)
+
+    return AnnouncingServer
 
 
 @contextlib.contextmanager
@@ -75,6 +115,7 @@ def running(
     checkpointer: BaseCheckpointer | None = None,
     port: int = 0,
     auth_token: str | None = None,
+    store: BaseStore | None = None,
 ) -> Iterator[str]:
     """Serve `graphs` on 127.0.0.1 from a background thread; yields the base URL.
 
@@ -86,7 +127,7 @@ def running(
 
     from flowgraph.server._app import create_app
 
-    app = create_app(graphs, checkpointer=checkpointer, auth_token=auth_token)
+    app = create_app(graphs, checkpointer=checkpointer, auth_token=auth_token, store=store)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))
         sock.listen()

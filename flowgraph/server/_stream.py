@@ -11,7 +11,10 @@ module turns them into the events a LangGraph client reads:
 - `events`: LangChain's astream_events v2 records (on_chain_start / end per
   run and node, on_chat_model_stream per token);
 - `debug`: `checkpoint`, `task` and `task_result` records; `custom`: what a
-  node sends with the engine's custom channel.
+  node sends with `get_stream_writer()`.
+
+With `stream_subgraphs`, the steps of subgraph nodes are sent too, their
+events named with the subgraph's namespace (`updates|child:<task id>`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from flowgraph.server._wire import (
 )
 
 __all__ = ["STREAM_MODES", "Translator", "encode_sse", "engine_modes"]
+
+_NAMESPACED = frozenset({"values", "updates", "custom", "debug", "messages"})
+"""The events a subgraph's part is sent as with its namespace (`updates|child:<task id>`)."""
 
 STREAM_MODES = frozenset(
     {"values", "updates", "messages", "messages-tuple", "events", "debug", "custom"}
@@ -82,8 +88,9 @@ class Translator:
     partial: dict[str, AIMessageChunk] = field(default_factory=dict)
     interrupts: list[dict[str, Any]] = field(default_factory=list)
 
-    def _meta(self, node: str | None, step: int) -> dict[str, Any]:
+    def _meta(self, node: str | None, step: int, namespace: tuple[str, ...] = ()) -> dict[str, Any]:
         node = node or ""
+        own = f"{node}:{task_id(self.run_id, node, step)}"
         return {
             **self.run_metadata,
             "graph_id": self.graph_id,
@@ -94,7 +101,7 @@ class Translator:
             "langgraph_node": node,
             "langgraph_triggers": [f"branch:to:{node}"],
             "langgraph_path": ["__pregel_pull", node],
-            "langgraph_checkpoint_ns": f"{node}:{task_id(self.run_id, node, step)}",
+            "langgraph_checkpoint_ns": "|".join((*namespace, own)),
         }
 
     def start(self, input_value: Any) -> list[tuple[str, Any]]:
@@ -142,6 +149,11 @@ class Translator:
         ]
 
     def feed(self, part: StreamPart) -> list[tuple[str, Any]]:
+        if part.namespace:
+            return self._nested(part)
+        return self._dispatch(part)
+
+    def _dispatch(self, part: StreamPart) -> list[tuple[str, Any]]:
         mode = part.mode
         if mode == "values":
             return self._values(part)
@@ -155,24 +167,43 @@ class Translator:
             return [("custom", to_wire(part.data))]
         return []
 
+    def _nested(self, part: StreamPart) -> list[tuple[str, Any]]:
+        """A subgraph's part (`stream_subgraphs`): its events named `mode|node:task|...`.
+
+        As LangGraph Server names them: values, updates, custom, debug and the
+        `messages` of messages-tuple carry the namespace; messages/* and events
+        do not. A subgraph's state is not the run's (`values` stays the parent's).
+        """
+        suffix = "|" + "|".join(part.namespace)
+        if part.mode == "values":
+            out = self._state_events(to_wire(part.data), part.step)
+        else:
+            out = self._dispatch(part)
+        return [
+            (f"{event}{suffix}" if event in _NAMESPACED else event, data) for event, data in out
+        ]
+
     def _values(self, part: StreamPart) -> list[tuple[str, Any]]:
         self.values = to_wire(part.data)
         for messages in _message_lists(part.data):
             self.seen.update(m.id for m in messages if m.id)
+        return self._state_events(self.values, part.step)
+
+    def _state_events(self, values: Any, step: int) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []
         if "values" in self.modes:
-            out.append(("values", self.values))
+            out.append(("values", values))
         if "debug" in self.modes:
             out.append(
                 (
                     "debug",
                     {
-                        "step": part.step,
+                        "step": step,
                         "timestamp": _now(),
                         "type": "checkpoint",
                         "payload": {
-                            "values": self.values,
-                            "metadata": {"step": part.step, "run_id": self.run_id},
+                            "values": values,
+                            "metadata": {"step": step, "run_id": self.run_id},
                             "next": [],
                             "tasks": [],
                             "checkpoint": None,
@@ -198,7 +229,7 @@ class Translator:
         if "updates" in self.modes:
             out.append(("updates", {node: wired}))
         if self.modes & {"messages", "messages-tuple"}:
-            meta = self._meta(node, part.step)
+            meta = self._meta(node, part.step, part.namespace)
             for messages in _message_lists(update):
                 for message in messages:
                     if not isinstance(message, (AIMessage, ToolMessage)) or message.id in self.seen:
@@ -245,7 +276,7 @@ class Translator:
         if not isinstance(chunk, AIMessageChunk):
             return []
         out: list[tuple[str, Any]] = []
-        meta = self._meta(part.node, part.step)
+        meta = self._meta(part.node, part.step, part.namespace)
         wired = chunk_to_wire(chunk)
         if chunk.id:
             self.seen.add(chunk.id)

@@ -20,11 +20,15 @@ from starlette.routing import Route
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.server._context import ServerContext, new_id, server_of
 from flowgraph.server._http import ApiError, Fields, json_response, query_bool, query_int, read_body
+from flowgraph.server._queue import QUEUE_OWNER
 from flowgraph.server._registry import ThreadRecord
 from flowgraph.server._rollback import copy_thread
 from flowgraph.server._wire import checkpoint_ref, input_from_wire, state_to_wire
 
-__all__ = ["ROUTES", "contains"]
+__all__ = ["DELETE_WAIT_S", "ROUTES", "contains"]
+
+DELETE_WAIT_S = 30.0
+"""How long deleting a thread waits for its running run to stop."""
 
 
 def contains(container: Any, wanted: Any) -> bool:
@@ -94,14 +98,40 @@ async def update_thread(request: Request) -> Response:
 
 
 async def delete_thread(request: Request) -> Response:
+    """Stop the thread's running run, then delete the thread holding its lease.
+
+    Held, no queued run starts while the thread and its runs are deleted (in
+    any process). A run the server cannot stop (one a script or a worker
+    started on the same store), or one that does not stop in DELETE_WAIT_S,
+    is a 409.
+    """
     server = server_of(request)
     thread_id = request.path_params["thread_id"]
     record = await server.thread(thread_id)
-    entry = server.graph_of(record)
-    holder = await server.runs.holder(thread_id, entry) if entry is not None else None
-    if holder is not None:
-        await server.runs.request_stop(holder, "interrupt")
-    await server.forget_thread(thread_id)
+    app = (server.graph_of(record) or server.graphs.entries[0]).app
+    running = await server.runs.holder(thread_id, server.graphs.entries[0])
+    if running is not None:
+        run = await server.runs.get_run(running)
+        if run is None or run.owner == QUEUE_OWNER:  # a script's or a Celery worker's run
+            raise ApiError(
+                409,
+                f"Thread {thread_id} is busy: run {running}, which this server did not start "
+                "and cannot stop, is working on it; delete the thread when it has ended",
+            )
+        await server.runs.request_stop(running, "interrupt")
+    holder = f"delete-{new_id()}"
+    try:
+        await app.aclaim_thread(thread_id, run_id=holder, wait=DELETE_WAIT_S)
+    except ConcurrentRunError as busy:
+        raise ApiError(
+            409,
+            f"Thread {thread_id} is busy: run {busy.run_id or '(unknown)'} did not stop within "
+            f"{DELETE_WAIT_S:g} s of being asked to; delete the thread when it has ended",
+        ) from None
+    try:
+        await server.forget_thread(thread_id, holder)
+    finally:
+        await app.arelease_thread(thread_id, run_id=holder)
     return Response(status_code=204)
 
 
@@ -180,7 +210,10 @@ async def copy(request: Request) -> Response:
     )
     entry = server.graph_of(source)
     if entry is not None:
-        await asyncio.to_thread(copy_thread, entry.app, source.thread_id, target.thread_id)
+        try:
+            await asyncio.to_thread(copy_thread, entry.app, source.thread_id, target.thread_id)
+        except ConcurrentRunError as exc:
+            raise ApiError(409, str(exc)) from None
     await server.reg(server.registry.create_thread, target)
     return json_response(await server.thread_json(target))
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from flowgraph.errors import InvalidMessageError
-from flowgraph.graph import Interrupt, StateSnapshot
+from flowgraph.graph import END, Command, Interrupt, Send, StateSnapshot
 from flowgraph.messages import (
     AIMessage,
     AIMessageChunk,
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "checkpoint_ref",
     "chunk_to_wire",
+    "command_from_wire",
     "input_from_wire",
     "interrupt_to_wire",
     "iso",
@@ -370,3 +371,55 @@ def input_from_wire(values: Any, message_fields: frozenset[str], where: str) -> 
                 ) from None
         out[key] = converted
     return out
+
+
+def command_from_wire(
+    command: Mapping[str, Any], message_fields: frozenset[str], nodes: Collection[str]
+) -> Command[Any] | None:
+    """A run's `command` (`resume`, `update`, `goto`) as the engine's Command; 422s name fields.
+
+    `update` is an object of state fields or a list of [field, value] pairs;
+    `goto` a node name, a Send (`{"node": ..., "input": ...}`) or a list of
+    them, as LangGraph Server reads them. None when the command asks nothing.
+    """
+    update = command.get("update")
+    if update is None:
+        pass
+    elif isinstance(update, Mapping):
+        update = input_from_wire(update, message_fields, "command.update")
+    elif isinstance(update, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) for pair in update
+    ):
+        update = [
+            next(iter(input_from_wire({k: v}, message_fields, f"command.update[{i}]").items()))
+            for i, (k, v) in enumerate(update)
+        ]
+    else:
+        raise ApiError(
+            422, "Field 'command.update' must be an object of state fields or a list of "
+            "[field, value] pairs"
+        )  # fmt: skip
+    goto = command.get("goto")
+    targets: list[str | Send] = []
+    for index, target in enumerate(goto if isinstance(goto, list) else [goto] if goto else []):
+        where = f"command.goto[{index}]" if isinstance(goto, list) else "command.goto"
+        if isinstance(target, Mapping) and isinstance(target.get("node"), str):
+            node, arg = target["node"], input_from_wire(target.get("input"), message_fields, where)
+        elif isinstance(target, str):
+            node, arg = target, None
+        else:
+            raise ApiError(
+                422, f"Field '{where}' must be a node name or a Send ({{\"node\": ..., "
+                "\"input\": ...}})"
+            )  # fmt: skip
+        if node not in nodes and node != END:
+            listed = ", ".join(sorted(nodes))
+            raise ApiError(
+                422, f"Field '{where}' names {node!r}, which is not a node; nodes: {listed}"
+            )
+        targets.append(Send(node, arg) if isinstance(target, Mapping) else node)
+    if update is None and not targets and "resume" not in command:
+        return None
+    if "resume" in command:
+        return Command(update=update, goto=targets, resume=command["resume"])
+    return Command(update=update, goto=targets)

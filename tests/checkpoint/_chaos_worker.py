@@ -37,7 +37,6 @@ import signal
 import sys
 import threading
 import time
-import traceback
 from typing import Any
 
 from flowgraph import (
@@ -289,36 +288,9 @@ def run_job(job: dict[str, Any], child: int) -> None:
         raise ValueError(f"unknown job mode {mode!r}")
 
 
-def serve() -> None:
-    say("READY")
-    for line in sys.stdin:
-        job = json.loads(line)
-        pids = []
-        for child in range(job.get("children", 1)):
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                code = 0
-                try:
-                    run_job(job, child)
-                except BaseException:
-                    traceback.print_exc()
-                    say(job["id"], "ERROR")
-                    code = 1
-                finally:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    os._exit(code)
-            pids.append(pid)
-            say(job["id"], "CHILD", pid)
-        for pid in pids:
-            _, status = os.waitpid(pid, 0)
-            say("\n" + job["id"], "EXIT", status)
-        say(job["id"], "ALLDONE")
-
-
 if __name__ == "__main__":
     if sys.argv[1:] != ["serve"]:
         sys.exit("usage: _chaos_worker.py serve")
-    serve()
+    from _fork_serve import serve  # run as a script: this folder is on the path
+
+    serve(run_job)

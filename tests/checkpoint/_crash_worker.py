@@ -28,7 +28,6 @@ import os
 import random
 import sys
 import time
-import traceback
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -254,35 +253,9 @@ def run_job(job: dict[str, Any], child: int) -> None:
         raise ValueError(f"unknown job mode {mode!r}")
 
 
-def serve() -> None:
-    say("READY")
-    for line in sys.stdin:
-        job = json.loads(line)
-        pids = []
-        for child in range(job.get("children", 1)):
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                code = 0
-                try:
-                    run_job(job, child)
-                except BaseException:
-                    traceback.print_exc()
-                    say(job["id"], "ERROR")
-                    code = 1
-                finally:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    os._exit(code)
-            pids.append(pid)
-        for pid in pids:
-            _, status = os.waitpid(pid, 0)
-            say("\n" + job["id"], "EXIT", status)  # a fresh line, whatever the child left
-        say(job["id"], "ALLDONE")
-
-
 if __name__ == "__main__":
     if sys.argv[1:] != ["serve"]:
         sys.exit("usage: _crash_worker.py serve")
-    serve()
+    from _fork_serve import serve  # run as a script: this folder is on the path
+
+    serve(run_job)

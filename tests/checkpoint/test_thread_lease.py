@@ -362,6 +362,60 @@ def test_update_state_on_a_busy_thread_is_refused(
     assert texts(app, t) == ["one", "answer to one", "after"]
 
 
+def test_delete_and_prune_of_a_busy_thread_are_refused_or_wait_for_the_run(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    gate = Gate()
+    app = gated_app(checkpointer, gate)
+    gate.go.set()
+    app.invoke({"messages": [HumanMessage("one")]}, thread_id=t)
+    gate.go.clear()
+    gate.entered.clear()
+    worker, _ = start_in_thread(
+        app.invoke, {"messages": [HumanMessage("two")]}, thread_id=t, run_id="writer"
+    )
+    assert gate.entered.wait(10)
+
+    with pytest.raises(ConcurrentRunError, match=r"run 'writer'.*cannot be deleted") as refused:
+        app.delete_thread(t)
+    with pytest.raises(ConcurrentRunError, match="cannot be pruned"):
+        app.prune(t, keep_last=1)
+    kept = len(list(app.get_state_history(t)))
+    threading.Timer(0.2, gate.go.set).start()
+    app.delete_thread(t, wait=30)  # waits for the run to end, then deletes what it wrote
+    worker.join(30)
+
+    assert refused.value.run_id == "writer" and refused.value.thread_id == t
+    assert kept >= 3  # nothing was deleted or pruned while the run held the thread
+    assert app.get_state(t).checkpoint_id is None and app.threads().count(t) == 0
+    assert checkpointer.read_lease(t) is None
+
+
+def test_a_holder_deletes_and_prunes_under_its_own_claim(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    gate = Gate()
+    gate.go.set()
+    app = gated_app(checkpointer, gate)
+    for text in ("one", "two"):
+        app.invoke({"messages": [HumanMessage(text)]}, thread_id=t)
+    app.claim_thread(t, run_id="tidy")
+
+    dropped = app.prune(t, keep_last=1, run_id="tidy")
+    with pytest.raises(ConcurrentRunError, match="tidy"):
+        app.prune(t, keep_last=1)  # anyone else is refused meanwhile
+    still_held = app.get_state(t).active_run
+    app.delete_thread(t, run_id="tidy")
+    held_after = app.get_state(t).active_run
+    app.release_thread(t, run_id="tidy")
+
+    assert dropped >= 1 and still_held == "tidy" and held_after == "tidy"
+    assert app.get_state(t).checkpoint_id is None
+    assert checkpointer.read_lease(t) is None
+
+
 def test_claim_thread_reserves_it_for_a_run_that_adopts_it(
     checkpointer: BaseCheckpointer, tid: ThreadIds
 ) -> None:

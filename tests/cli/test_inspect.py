@@ -219,3 +219,26 @@ def test_reading_needs_no_app_even_with_other_fields_and_another_message_field(
     pruned = cli("prune", "n", "--keep-last", "1")
     assert pruned.code == 0
     assert cli("show", "n").out.splitlines()[1:] == shown
+
+
+def test_delete_and_prune_refuse_a_thread_a_run_holds(two_turns: Cli, workdir: Path) -> None:
+    """A run of another process holds t1 (a claim from this test process): exit status 4."""
+    app = _app(workdir)
+    app.claim_thread("t1", run_id="busy-run")
+    try:
+        deleting = two_turns("delete", "t1")
+        pruning = two_turns("prune", "t1", "--keep-last", "1")
+    finally:
+        app.release_thread("t1", run_id="busy-run")
+    untouched = len(SQLiteCheckpointer(workdir / "flowgraph.db").history("t1"))
+    deleted = two_turns("delete", "t1")
+
+    assert deleting.code == 4 and pruning.code == 4
+    assert deleting.err == (
+        "flowgraph: error: Thread 't1' is busy: run 'busy-run' is working on it, so it cannot "
+        "be deleted now; try again once the run has ended (or stop the run first).\n"
+    )
+    assert "so it cannot be pruned now" in pruning.err
+    assert untouched == 8
+    assert len(SQLiteCheckpointer(workdir / "flowgraph.db").history("t1")) == 0  # now gone
+    assert deleted.code == 0

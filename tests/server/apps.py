@@ -7,7 +7,11 @@
   ScriptedChatModel;
 - `fail`: a node that raises;
 - `configured`: a node that answers with the run's `configurable["user"]` (and its
-  context's "team", when the run has a context).
+  context's "team", when the run has a context);
+- `nested`: `prep` (writes `{"stage": "prep"}` to the custom stream) then `child`, a
+  subgraph whose node `work` writes its progress there and answers "worked";
+- `remember`: compiled with a long-term store (the server's replaces it): stores the
+  last message under ("notes", configurable["user"]) and answers with every note there.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from flowgraph import (
     Runtime,
     ScriptedChatModel,
     StateGraph,
+    get_stream_writer,
     interrupt,
 )
+from flowgraph.store import BaseStore, InMemoryStore
 
 
 class AgentState(MessagesState):
@@ -114,6 +120,45 @@ _configured.add_node("greet", greet)
 _configured.add_edge(START, "greet")
 _configured.add_edge("greet", END)
 configured = _configured.compile()
+
+
+def prep(state: MessagesState) -> dict[str, Any]:
+    get_stream_writer()({"stage": "prep"})
+    return {"messages": [AIMessage("prepared")]}
+
+
+def work(state: MessagesState) -> dict[str, Any]:
+    write = get_stream_writer()
+    write({"progress": 0.5})
+    write({"progress": 1.0})
+    return {"messages": [AIMessage("worked")]}
+
+
+_inner = StateGraph(MessagesState)
+_inner.add_node("work", work)
+_inner.add_edge(START, "work")
+_inner.add_edge("work", END)
+_nested = StateGraph(MessagesState)
+_nested.add_node("prep", prep)
+_nested.add_node("child", _inner.compile())
+_nested.add_edge(START, "prep")
+_nested.add_edge("prep", "child")
+_nested.add_edge("child", END)
+nested = _nested.compile()
+
+
+def note(state: MessagesState, config: dict[str, Any], store: BaseStore) -> dict[str, Any]:
+    namespace = ("notes", config["configurable"]["user"])
+    store.put(namespace, f"n{len(state.messages)}", {"text": state.messages[-1].text})
+    notes = sorted(item.value["text"] for item in store.search(namespace, limit=100))
+    return {"messages": [AIMessage("notes: " + ", ".join(notes))]}
+
+
+_remember = StateGraph(MessagesState)
+_remember.add_node("note", note)
+_remember.add_edge(START, "note")
+_remember.add_edge("note", END)
+remember = _remember.compile(store=InMemoryStore())
 
 
 def where(state: MessagesState) -> dict[str, Any]:

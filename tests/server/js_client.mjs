@@ -27,6 +27,28 @@ for await (const part of client.runs.stream(null, "chat", {
 })) {
   if (part.event === "messages") out.tokens.push(part.data[0].content);
 }
+out.subgraphEvents = [];
+for await (const part of client.runs.stream(null, "nested", {
+  input: { messages: [{ role: "user", content: "nest" }] },
+  streamMode: ["updates", "custom"],
+  streamSubgraphs: true,
+})) {
+  out.subgraphEvents.push(part.event);
+}
+const routed = await client.threads.create();
+await client.runs.wait(routed.thread_id, "agent", {
+  input: { messages: [{ role: "user", content: "first" }] },
+});
+out.routed = await client.runs.wait(routed.thread_id, "agent", {
+  command: { resume: "ok", goto: "reply", update: { n: 40 } },
+});
+await client.store.putItem(["js", "notes"], "k1", { text: "from js" }, { ttl: 5 });
+out.item = await client.store.getItem(["js", "notes"], "k1");
+out.missing = await client.store.getItem(["js", "notes"], "nope");
+out.found = (await client.store.searchItems(["js"], { filter: { text: "from js" } })).items;
+out.namespaces = (await client.store.listNamespaces({ prefix: ["js"] })).namespaces;
+await client.store.deleteItem(["js", "notes"], "k1");
+out.afterDelete = await client.store.getItem(["js", "notes"], "k1");
 const state = await client.threads.getState(thread.thread_id);
 out.next = state.next;
 out.history = (await client.threads.getHistory(thread.thread_id)).length;

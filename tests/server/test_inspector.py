@@ -116,12 +116,15 @@ def test_static_files_are_open_and_keep_the_page_to_itself(serve: Serve) -> None
     server = serve(None, "agent", token=TOKEN)
     with httpx.Client(base_url=server.url) as http:
         moved = http.get("/ui")
+        root = http.get("/")
         page = http.get("/ui/")
         script = http.get("/ui/inspector.js")
         refused = http.post("/threads/search", json={})
         missing = http.get("/ui/no-such-file.js")
 
     assert moved.status_code == 307 and moved.headers["location"].endswith("/ui/")
+    assert root.status_code == 307 and root.headers["location"] == "/ui/"
+    assert f"Inspector: {server.url}/ui/" in server.output()  # said at startup
     assert page.status_code == 200 and "<title>flowgraph inspector</title>" in page.text
     assert page.headers["content-type"] == "text/html; charset=utf-8"
     policy = page.headers["content-security-policy"]

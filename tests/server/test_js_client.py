@@ -42,7 +42,7 @@ def _installed_sdk() -> Path:
 
 def test_the_javascript_client(serve: Serve, llm: FakeLLM, tmp_path: Path) -> None:
     cache = _installed_sdk()
-    server = serve(None, "agent", "chat", token=TOKEN, env={"FG_TEST_LLM_URL": llm.url})
+    server = serve(None, "agent", "chat", "nested", token=TOKEN, env={"FG_TEST_LLM_URL": llm.url})
     script = cache / SCRIPT.name
     shutil.copy(SCRIPT, script)  # next to its node_modules, so the import resolves
 
@@ -55,6 +55,7 @@ def test_the_javascript_client(serve: Serve, llm: FakeLLM, tmp_path: Path) -> No
     assert seen["assistants"] == [
         ["agent", "fe096781-5601-53d2-b2f6-0d3403f7e9ca"],
         ["chat", seen["assistants"][1][1]],
+        ["nested", seen["assistants"][2][1]],
     ]
     assert seen["paused"]["__interrupt__"][0]["value"] == {"question": "Approve?"}
     assert seen["status"] == "interrupted"
@@ -65,3 +66,16 @@ def test_the_javascript_client(serve: Serve, llm: FakeLLM, tmp_path: Path) -> No
     assert "".join(seen["tokens"]) == "".join(llm.words) and len(seen["tokens"]) > 1
     assert seen["next"] == [] and seen["history"] == 3
     assert seen["runs"] == ["success", "success"]
+    namespaced = [e for e in seen["subgraphEvents"] if "|" in e]
+    assert [e.split("|")[0] for e in namespaced] == ["custom", "custom", "updates"]
+    assert namespaced[0].split("|")[1].startswith("child:")
+    # resume, update and goto in one command: ask answered and reply ran (on n=40) in one
+    # step, then ask asks again
+    assert [m["content"] for m in seen["routed"]["messages"]] == [
+        "first", "echo: first", "answer: ok", "echo: echo: first"
+    ]  # fmt: skip
+    assert seen["routed"]["n"] == 41 and seen["routed"]["__interrupt__"]
+    assert seen["item"]["value"] == {"text": "from js"} and seen["item"]["createdAt"]
+    assert seen["missing"] is None and seen["afterDelete"] is None
+    assert [i["key"] for i in seen["found"]] == ["k1"]
+    assert seen["namespaces"] == [["js", "notes"]]

@@ -169,11 +169,44 @@ def test_invalid_run_requests_are_422_naming_the_field(serve: Serve, connect: Co
     assert "'input'" in detail({"input": [1, 2]})
     assert "'interrupt_before'" in detail({"interrupt_before": ["nowhere"]})
     assert "'multitask_strategy'" in detail({"multitask_strategy": "shove"})
-    assert "'command.goto'" in detail({"command": {"goto": "ask"}})
+    assert "'command.goto' names 'nowhere'" in detail({"command": {"goto": "nowhere"}})
+    assert "'command.goto[1]'" in detail({"command": {"goto": ["ask", 3]}})
+    assert "'command.goto[0]' names 'x'" in detail({"command": {"goto": [{"node": "x"}]}})
+    assert "'command.update'" in detail({"command": {"update": "n=3"}})
+    assert "'command.update.messages[0]'" in detail({"command": {"update": {"messages": [5]}}})
     assert "'config.recursion_limit'" in detail({"config": {"recursion_limit": "many"}})
     missing = http.post(url, json={"input": {}})
     assert missing.status_code == 422 and "'assistant_id'" in missing.json()["detail"]
     assert client.runs.list(thread_id) == []  # nothing was stored for a refused run
+
+
+def test_command_goto_routes_the_thread_to_a_node(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "agent"))
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "agent", input=HI)
+    client.runs.wait(thread_id, "agent", command={"resume": "ok"})  # the thread is done
+
+    again = {"messages": [{"role": "user", "content": "again"}]}
+    routed = client.runs.wait(thread_id, "agent", command={"update": again, "goto": "reply"})
+    input_step = client.threads.get_history(thread_id, limit=2)[1]
+    both = client.runs.stream(
+        thread_id,
+        "agent",
+        command={"resume": "yes", "update": [["n", 10]], "goto": ["reply"]},
+        stream_mode="updates",
+    )
+    updates = [p.data for p in both if p.event == "updates"]
+    final = client.threads.get_state(thread_id)
+
+    # the update went in as the run's input, then reply ran (not START's edges), then ask
+    assert [m["content"] for m in routed["messages"][-2:]] == ["again", "echo: again"]
+    assert routed["n"] == 2 and routed["__interrupt__"][0]["value"] == {"question": "Approve?"}
+    assert input_step["metadata"]["source"] == "input" and input_step["next"] == ["reply"]
+    # resume, update and goto at once: ask got its answer and reply ran in the same step
+    assert [list(u) for u in updates] == [["ask"], ["reply"], ["__interrupt__"]]
+    assert updates[0]["ask"]["messages"][0]["content"] == "answer: yes"
+    assert updates[1]["reply"]["n"] == 11
+    assert final["next"] == ["ask"] and final["values"]["n"] == 11
 
 
 def test_run_metadata_and_recursion_limit_from_config(serve: Serve, connect: Connect) -> None:

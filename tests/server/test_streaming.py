@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from typing import Any
@@ -190,9 +191,62 @@ def test_on_disconnect_cancel_stops_the_run_with_its_client(serve: Serve, connec
     assert client.threads.get_state(thread_id)["next"] == ["two"]
 
 
-def test_custom_mode_is_accepted(serve: Serve, connect: Connect) -> None:
-    client = connect(serve(None, "agent"))
+def test_custom_mode_streams_what_nodes_write(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "nested", "agent"))
 
-    got = events(client.runs.stream(None, "agent", input=HI, stream_mode=["custom", "updates"]))
+    got = events(client.runs.stream(None, "nested", input=HI, stream_mode=["custom", "updates"]))
+    quiet = events(client.runs.stream(None, "agent", input=HI, stream_mode=["custom", "updates"]))
 
-    assert [n for n, _ in got] == ["metadata", "updates", "updates"]
+    # in the order written, before the update of the node that wrote them; a subgraph's
+    # writes reach the stream as its node's
+    assert got == [
+        ("metadata", got[0][1]),
+        ("custom", {"stage": "prep"}),
+        ("updates", {"prep": {"messages": [got[2][1]["prep"]["messages"][0]]}}),
+        ("custom", {"progress": 0.5}),
+        ("custom", {"progress": 1.0}),
+        ("updates", got[5][1]),
+    ]
+    assert got[2][1]["prep"]["messages"][0]["content"] == "prepared"
+    assert list(got[5][1]) == ["child"]
+    assert [n for n, _ in quiet] == ["metadata", "updates", "updates"]  # writes nothing
+
+
+def test_stream_subgraphs_names_events_with_the_namespace(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "nested"))
+    modes = ["custom", "updates", "values", "messages-tuple"]
+
+    flat = events(client.runs.stream(None, "nested", input=HI, stream_mode=modes))
+    got = events(
+        client.runs.stream(None, "nested", input=HI, stream_mode=modes, stream_subgraphs=True)
+    )
+    names = [n for n, _ in got]
+    inner = [n for n in names if "|" in n]
+    namespace = inner[0].split("|", 1)[1]
+    worked = [d for n, d in got if n == f"messages|{namespace}"]
+
+    assert re.fullmatch(r"child:[0-9a-f-]+", namespace)
+    assert inner == [
+        f"values|{namespace}",  # the subgraph's input
+        f"custom|{namespace}",
+        f"custom|{namespace}",
+        f"updates|{namespace}",
+        f"messages|{namespace}",  # work's returned message, once
+        f"values|{namespace}",
+    ]
+    assert [d for n, d in got if n == f"custom|{namespace}"] == [
+        {"progress": 0.5},
+        {"progress": 1.0},
+    ]
+    assert got[names.index(f"updates|{namespace}")][1]["work"]["messages"][0]["content"] == (
+        "worked"
+    )
+    assert worked[0][0]["content"] == "worked"
+    assert worked[0][1]["langgraph_checkpoint_ns"].startswith(f"{namespace}|work:")
+    # the parent's own events: without subgraphs, the child's writes and its message came
+    # as the child node's; with them, they come once, namespaced, and nothing is repeated
+    parent = ["metadata", "values", "custom", "updates", "messages", "values"]
+    assert [n for n, _ in flat] == [*parent, "custom", "custom", "updates", "messages", "values"]
+    assert [n for n in names if "|" not in n] == [*parent, "updates", "values"]
+    assert names.index(inner[-1]) < names.index("updates", 4)  # the child's steps come first
+    assert got[-1][1]["messages"][-1]["content"] == "worked"

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
+from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
+
+from . import apps
 from .conftest import Connect, Serve
 
 HI = {"messages": [{"role": "user", "content": "hi"}]}
@@ -178,3 +183,50 @@ def test_a_thread_s_graph_with_its_path(serve: Serve, connect: Connect) -> None:
     assert f"thread {thread_id}" in mermaid.text
     assert svg.headers["content-type"].startswith("image/svg+xml") and "<svg" in svg.text
     assert bad.status_code == 422 and "'format'" in bad.json()["detail"]
+
+
+def test_delete_stops_the_run_and_drops_the_queued_ones(serve: Serve, connect: Connect) -> None:
+    client = connect(serve(None, "slow"))
+    thread_id = client.threads.create()["thread_id"]
+    first = client.runs.create(thread_id, "slow", input={"delay": 0.5})
+    queued = client.runs.create(thread_id, "slow", input={"delay": 0.1})
+    for _ in range(200):
+        if client.runs.get(thread_id, first["run_id"])["status"] == "running":
+            break
+        time.sleep(0.02)
+
+    client.threads.delete(thread_id)
+    gone = [t["thread_id"] for t in client.threads.search(limit=1000)]
+    # the delete answered once the run had stopped: the id is free for a new thread at once
+    client.threads.create(thread_id=thread_id)
+    again = client.runs.wait(thread_id, "slow", input={"delay": 0.0}, multitask_strategy="reject")
+    time.sleep(1.0)  # a queued run of the deleted thread would have started by now
+
+    assert thread_id not in gone
+    with pytest.raises(NotFoundError):
+        client.runs.get(thread_id, queued["run_id"])
+    assert len(client.runs.list(thread_id)) == 1  # the new thread's own run only
+    assert again["steps"] == ["one", "two"]
+    assert client.threads.get_state(thread_id)["values"]["steps"] == ["one", "two"]
+
+
+def test_delete_of_a_thread_a_script_is_running_is_409(
+    serve: Serve, connect: Connect, tmp_path: Path
+) -> None:
+    client = connect(serve(None, "agent"))
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "agent", input=HI)
+    script = apps.agent.with_checkpointer(SQLiteCheckpointer(tmp_path / "store.db"))
+    script.claim_thread(thread_id, run_id="script-run")  # as a run of another program would
+    try:
+        with pytest.raises(ConflictError) as busy:
+            client.threads.delete(thread_id)
+    finally:
+        script.release_thread(thread_id, run_id="script-run")
+    kept = client.threads.get_state(thread_id)
+    client.threads.delete(thread_id)
+
+    assert "script-run" in busy.value.response.json()["detail"]
+    assert kept["next"] == ["ask"]  # nothing was deleted while the script held it
+    with pytest.raises(NotFoundError):
+        client.threads.get(thread_id)
