@@ -153,6 +153,8 @@ def tool_specs(tools: Sequence[object]) -> tuple[ToolSpec, ...]:
 def _tool_spec(tool: object) -> ToolSpec:
     if isinstance(tool, ToolSpec):
         return tool
+    if isinstance(tool, Tool):  # the usual case, before the slower protocol check below
+        return ToolSpec(tool.name, tool.description or "", tool.json_schema)
     if isinstance(tool, type) and issubclass(tool, BaseModel):
         return ToolSpec(tool.__name__, (tool.__doc__ or "").strip(), tool.model_json_schema())
     if isinstance(tool, Mapping):

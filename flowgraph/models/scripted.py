@@ -142,7 +142,10 @@ def _reply_chunk(reply: ScriptedReply, call: Call, number: int) -> AIMessageChun
     }
     usage = message.usage
     if usage is None:
-        words = sum(_word_count(m.text) for m in call.messages)
+        words = 0
+        for sent in call.messages:  # a loop, not sum(): this runs over the whole history
+            content = sent.content
+            words += len(content.split()) if type(content) is str else _word_count(sent.text)
         output = _word_count(message.text) + _word_count(message.reasoning)
         output += sum(_word_count(str(c.args)) for c in message.tool_calls)
         usage = Usage(input_tokens=words, output_tokens=output)

@@ -20,6 +20,7 @@ from flowgraph.messages import (
     AIMessageChunk,
     AnyMessage,
     SystemMessage,
+    ToolCallPart,
     ToolMessage,
 )
 from flowgraph.models import ChatModel, ChatOptions
@@ -43,6 +44,8 @@ def mend_tool_calls(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     between the two. The added results go right after the tool results the
     call's message already has.
     """
+    if not _has_unanswered_call(messages):  # the usual history: nothing to add
+        return list(messages)
     mended: list[AnyMessage] = []
     open_calls: list[tuple[str, str]] = []
 
@@ -68,6 +71,24 @@ def mend_tool_calls(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
             )
     close_open_calls()
     return mended
+
+
+def _has_unanswered_call(messages: Sequence[AnyMessage]) -> bool:
+    """Whether a tool call lacks its result; reads call ids off the parts, no views built."""
+    waiting: set[str | None] = set()
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            waiting.discard(message.tool_call_id)
+            continue
+        if waiting:
+            return True
+        if isinstance(message, AIMessage):
+            content = message.content
+            if type(content) is not str:
+                waiting = {part.id for part in content if type(part) is ToolCallPart}
+            if message.invalid_tool_calls:
+                waiting.update(c.id for c in message.invalid_tool_calls if c.id is not None)
+    return bool(waiting)
 
 
 class ModelNode:

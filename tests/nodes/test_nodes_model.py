@@ -6,6 +6,8 @@ from functools import partial
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flowgraph import (
     END,
@@ -13,6 +15,7 @@ from flowgraph import (
     AIMessage,
     BudgetExceededError,
     HumanMessage,
+    InvalidToolCall,
     MessagesState,
     StateGraph,
     SystemMessage,
@@ -208,6 +211,54 @@ def test_mend_leaves_complete_histories_unchanged() -> None:
         HumanMessage("thanks"),
     ]
     assert mend_tool_calls(complete) == complete
+
+
+def _reference_mend(history: list[Any]) -> list[tuple[str, str | None]]:
+    """What a mended history reads as: (kind, call id) per message, the rule spelled out."""
+    out: list[tuple[str, str | None]] = []
+    index = 0
+    while index < len(history):
+        message = history[index]
+        out.append((message.type, getattr(message, "tool_call_id", None)))
+        index += 1
+        if isinstance(message, AIMessage):
+            calls = [c.id for c in message.tool_calls]
+            calls += [c.id for c in message.invalid_tool_calls if c.id is not None]
+            answered = set()
+            while index < len(history) and isinstance(history[index], ToolMessage):
+                answered.add(history[index].tool_call_id)
+                out.append(("tool", history[index].tool_call_id))
+                index += 1
+            out.extend(("tool", call) for call in calls if call not in answered)
+    return out
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.just("human"),
+            st.lists(st.sampled_from(["c1", "c2", "c3"]), unique=True, max_size=3),
+            st.sampled_from(["result:c1", "result:c2", "result:c3", "invalid:c4"]),
+        ),
+        max_size=12,
+    )
+)
+def test_mend_matches_the_rule_on_any_history(script: list[Any]) -> None:
+    history: list[Any] = []
+    for item in script:
+        if item == "human":
+            history.append(HumanMessage("hi"))
+        elif isinstance(item, list):
+            calls = [ToolCall(id=c, name="add", args={}) for c in item]
+            history.append(AIMessage("", tool_calls=calls))
+        elif item.startswith("invalid:"):
+            bad = InvalidToolCall(id=item[8:], name="add", args="{", error="not JSON")
+            history.append(AIMessage("", invalid_tool_calls=[bad]))
+        else:
+            history.append(ToolMessage("ok", tool_call_id=item[7:], name="add"))
+    mended = mend_tool_calls(history)
+    assert [(m.type, getattr(m, "tool_call_id", None)) for m in mended] == _reference_mend(history)
+    assert [m for m in mended if m.content != MISSING_TOOL_RESULT] == history
 
 
 def test_model_node_sends_a_mended_history_and_stores_the_original() -> None:
