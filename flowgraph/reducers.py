@@ -252,9 +252,9 @@ def _merge_plain(left: Any, positions: dict[str, int], updates: Sequence[Any]) -
     find = positions.get
     append = merged.append
     for message in updates:
-        position = find(message.id)
+        message_id = message.id
+        position = find(message_id)
         if position is None:
-            message_id = message.id
             if message_id is None:
                 message_id = new_message_id()
                 message = message.model_copy(update={"id": message_id})
