@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in args_list
     store = None
     try:
-        args = build_parser().parse_args(args_list)
+        args = _parse(build_parser(), args_list)
         debug = args.debug
         console = Console(quiet=getattr(args, "quiet", False))
         if args.command != "draw" or args.thread:
@@ -156,6 +156,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if store is not None:
             store.close()
+
+
+def _parse(parser: argparse.ArgumentParser, args_list: list[str]) -> argparse.Namespace:
+    """`parse_args`, except that a PROMPT after options is the prompt.
+
+    argparse matches an optional positional only together with the one
+    before it, so `run APP --db X "hi"` would leave "hi" over as unrecognized.
+    """
+    args, extra = parser.parse_known_args(args_list)
+    if len(extra) == 1 and not extra[0].startswith("-") and getattr(args, "prompt", "") is None:
+        args.prompt = extra.pop()
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _fail(exc: BaseException, code: int, debug: bool) -> int:

@@ -39,6 +39,17 @@ def test_run_streams_each_step_and_prints_the_answer(cli: Cli, workdir: Path) ->
     assert _threads_in(workdir / "flowgraph.db") == ["t1"]
 
 
+def test_the_prompt_may_come_after_options(cli: Cli, workdir: Path) -> None:
+    done = cli("run", "weather.py", "--db", "other.db", "--thread", "t9", "Weather in Oslo?")
+
+    assert done.code == 0, done.err
+    assert done.out == "It is sunny in Oslo.\n"
+    assert _threads_in(workdir / "other.db") == ["t9"]
+    extra = cli("run", "weather.py", "--thread", "t9", "Weather in Oslo?", "again")
+    assert extra.code == 2
+    assert "unrecognized arguments: Weather in Oslo? again" in extra.err
+
+
 def test_run_again_on_a_thread_continues_the_conversation(cli: Cli) -> None:
     assert cli("run", "weather.py", "Weather in Paris?", "--thread", "t1").code == 0
     again = cli("run", "weather.py", "And in Rome?", "--thread", "t1")
