@@ -41,10 +41,13 @@ from flowgraph.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
+    HumanMessage,
     ReasoningPart,
     RemoveMessage,
+    SystemMessage,
     TextPart,
     ToolCallChunk,
+    ToolMessage,
     coerce_messages,
     merge_chunks,
 )
@@ -594,7 +597,12 @@ class BaseChatModel(ABC):
 _OPTION_NAMES = frozenset(field.name for field in fields(ChatOptions))
 
 
+_SENDABLE = frozenset({SystemMessage, HumanMessage, AIMessage, ToolMessage})
+
+
 def _model_messages(messages: Messages) -> list[BaseMessage]:
+    if type(messages) is list and _SENDABLE.issuperset(map(type, messages)):
+        return list(messages)  # a history from the state: messages already (one C-level pass)
     found: list[BaseMessage] = []
     for message in coerce_messages(messages):
         if isinstance(message, RemoveMessage):
