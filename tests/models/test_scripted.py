@@ -9,12 +9,13 @@ import pytest
 from pydantic import BaseModel
 
 from flowgraph import END, START, Budget, MessagesState, StateGraph
-from flowgraph.errors import BudgetExceededError, ModelError, ServerError
+from flowgraph.errors import BudgetExceededError, InvalidMessageError, ModelError, ServerError
 from flowgraph.messages import (
     AIMessage,
     AIMessageChunk,
     HumanMessage,
     ReasoningPart,
+    RemoveMessage,
     TextPart,
     Usage,
 )
@@ -226,3 +227,18 @@ def test_the_scripted_model_is_deterministic() -> None:
     first = ScriptedChatModel(script).invoke("hi")
     assert first == ScriptedChatModel(script).invoke("hi")
     assert first.content == [TextPart(text="x"), *first.content[1:]]
+
+
+def test_what_is_sent_is_coerced_and_a_remove_message_refused() -> None:
+    model = ScriptedChatModel(["ok", "ok"])
+
+    model.invoke(["hi", ("ai", "hello"), HumanMessage("again", id="h2")])
+    sent = model.requests[0].messages
+    assert [(m.type, m.text) for m in sent] == [
+        ("human", "hi"),
+        ("ai", "hello"),
+        ("human", "again"),
+    ]
+    assert sent[2].id == "h2"
+    with pytest.raises(InvalidMessageError, match=r"RemoveMessage\('h2'\) cannot be sent"):
+        model.invoke([HumanMessage("x"), RemoveMessage(id="h2")])
