@@ -233,15 +233,7 @@ class Tool:
             validated = args
         else:
             if type(args) is not dict:  # a model's arguments are a dict: no conversion
-                if isinstance(args, BaseModel):
-                    args = args.model_dump()
-                if not isinstance(args, Mapping):
-                    raise ToolError(
-                        f"Invalid arguments for tool `{self.name}`: expected a JSON object of "
-                        f"named arguments, got {type(args).__name__}",
-                        tool_name=self.name,
-                    )
-                args = dict(args)
+                args = self._named_arguments(args)
             try:
                 validated = schema.model_validate(args)
             except ValidationError as exc:
@@ -251,6 +243,18 @@ class Tool:
                 ) from None
         fields = self._signature.fields
         return {param: getattr(validated, field) for field, param in fields.items()}
+
+    def _named_arguments(self, args: object) -> dict[str, Any]:
+        """`args` (a mapping or a pydantic model) as a dict, or a ToolError the model can read."""
+        if isinstance(args, BaseModel):
+            args = args.model_dump()
+        if not isinstance(args, Mapping):
+            raise ToolError(
+                f"Invalid arguments for tool `{self.name}`: expected a JSON object of named "
+                f"arguments, got {type(args).__name__}",
+                tool_name=self.name,
+            )
+        return dict(args)
 
     def _arguments(
         self, kwargs: dict[str, Any], state: Any, tool_call_id: str | None, store: Any = None

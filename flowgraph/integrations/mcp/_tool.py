@@ -33,7 +33,7 @@ import mcp_types
 from pydantic import BaseModel, ConfigDict, create_model
 
 from flowgraph._context import emit, listening
-from flowgraph.errors import MCPError, ToolError
+from flowgraph.errors import MCPError
 from flowgraph.messages import AudioPart, ContentPart, FilePart, ImagePart, TextPart, ToolMessage
 from flowgraph.messages import ToolCall as _ToolCall
 from flowgraph.tools import Tool
@@ -140,15 +140,7 @@ class MCPTool(Tool):
         """The arguments as sent: any JSON object (the server validates them)."""
         if isinstance(args, _ToolCall):
             args = args.args
-        if isinstance(args, BaseModel):
-            args = args.model_dump()
-        if not isinstance(args, Mapping):
-            raise ToolError(
-                f"Invalid arguments for tool `{self.name}`: expected a JSON object of named "
-                f"arguments, got {type(args).__name__}",
-                tool_name=self.name,
-            )
-        return dict(args)
+        return self._named_arguments(args)
 
     def run_validated(
         self,
