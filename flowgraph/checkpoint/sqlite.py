@@ -18,11 +18,11 @@ pending writes wait to be cleared) and writes no `threads` page.
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from flowgraph.checkpoint._sqlite import ThreadConnections, setup_pragma
 from flowgraph.checkpoint.base import (
     BaseCheckpointer,
     CheckpointRecord,
@@ -172,27 +172,6 @@ def _upgrade(db: sqlite3.Connection, version: int) -> None:
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def _setup_pragma(db: sqlite3.Connection, statement: str, timeout: float) -> None:
-    """Run a connection's setup pragma, waiting (up to `timeout` s) while another holds the file.
-
-    Switching a file to WAL takes a lock that SQLite's busy timeout does not
-    wait for when another process is creating the same file or recovering its
-    WAL at that moment: processes opening a fresh file together would
-    otherwise fail at once with "database is locked".
-    """
-    deadline = time.monotonic() + timeout
-    pause = 0.002
-    while True:
-        try:
-            db.execute(statement).fetchall()
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
-                raise
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
-
-
 class _Transaction:
     """`with`: BEGIN IMMEDIATE, then COMMIT, or ROLLBACK if the block raised.
 
@@ -229,9 +208,9 @@ class SQLiteCheckpointer(BaseCheckpointer):
             self.lease_s = lease_s
         self.durable = durable
         self.timeout = timeout
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
+        self._connections = ThreadConnections(self.path, timeout, self._setup)
+        self._db = self._connections.get
+        """This thread's connection (one per thread; close() may run on another thread)."""
         with self._write() as db:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
@@ -244,27 +223,17 @@ class SQLiteCheckpointer(BaseCheckpointer):
 
     # -- connections ----------------------------------------------------------------
 
-    def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            # one connection per thread; close() may run on another thread
-            db = sqlite3.connect(
-                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
-            # only a file not created yet takes it; WAL mode creates the file
-            _setup_pragma(db, f"PRAGMA page_size={PAGE_SIZE}", self.timeout)
-            _setup_pragma(db, "PRAGMA journal_mode=WAL", self.timeout)
-            db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
-            db.execute("PRAGMA foreign_keys=OFF")
-            page_size = db.execute("PRAGMA page_size").fetchone()[0]
-            db.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_BYTES // page_size}")
-            # A burst (a huge step, deleting a long thread) grows the WAL; once the next
-            # checkpoint resets it, it is cut back to this size instead of staying large.
-            db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
-            self._local.db = db
-            with self._lock:
-                self._connections.append(db)
-        return db
+    def _setup(self, db: sqlite3.Connection) -> None:
+        # only a file not created yet takes it; WAL mode creates the file
+        setup_pragma(db, f"PRAGMA page_size={PAGE_SIZE}", self.timeout)
+        setup_pragma(db, "PRAGMA journal_mode=WAL", self.timeout)
+        db.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
+        db.execute("PRAGMA foreign_keys=OFF")
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        db.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_BYTES // page_size}")
+        # A burst (a huge step, deleting a long thread) grows the WAL; once the next
+        # checkpoint resets it, it is cut back to this size instead of staying large.
+        db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
 
     def _write(self) -> _Transaction:
         """One write transaction, taking the write lock up front (no upgrade deadlocks)."""
@@ -277,11 +246,7 @@ class SQLiteCheckpointer(BaseCheckpointer):
         removes the -wal and -shm files, so the file alone is the store. A
         later call opens new connections, as the other backends do.
         """
-        with self._lock:
-            for db in self._connections:
-                db.close()
-            self._connections.clear()
-        self._local = threading.local()
+        self._connections.close()
 
     # -- writing ------------------------------------------------------------------
 

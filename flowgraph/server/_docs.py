@@ -19,6 +19,8 @@ from collections.abc import Callable
 from contextlib import closing
 from typing import Any
 
+from flowgraph.checkpoint._sqlite import ThreadConnections
+
 __all__ = ["DELETE", "INDEXED", "DocStore", "MemoryDocs", "SQLiteDocs", "Updater", "indexed"]
 
 INDEXED = ("thread_id", "status", "owner")
@@ -167,30 +169,12 @@ class SQLiteDocs(DocStore):
     def __init__(self, path: str, *, timeout: float = 30.0) -> None:
         self.path = path
         self.timeout = timeout
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
+        self._connections = ThreadConnections(path, timeout)
+        self._db = self._connections.get
         self._db().executescript(_SQLITE_SCHEMA)
 
-    def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(
-                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            self._local.db = db
-            with self._lock:
-                self._connections.append(db)
-        return db
-
     def close(self) -> None:
-        with self._lock:
-            for db in self._connections:
-                db.close()
-            self._connections.clear()
-        self._local = threading.local()
+        self._connections.close()
 
     def get(self, kind: str, doc_id: str) -> dict[str, Any] | None:
         row = (

@@ -16,14 +16,11 @@ returns.
 
 from __future__ import annotations
 
-import os
-import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from flowgraph.checkpoint.sqlite import _setup_pragma
+from flowgraph.checkpoint._sqlite import ThreadConnections
 from flowgraph.errors import DeserializationError
 from flowgraph.store._filter import RANGE_OPS, Condition
 from flowgraph.store.base import BaseStore, NewRow, Row, prefix_range
@@ -135,10 +132,9 @@ class SQLiteStore(BaseStore):
         super().__init__(**options)
         self.path = str(path)
         self.timeout = timeout
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
+        self._connections = ThreadConnections(self.path, timeout)
+        self._db = self._connections.get
+        """This thread's connection (a forked child opens its own, leaving the parent's alone)."""
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -160,30 +156,8 @@ class SQLiteStore(BaseStore):
             raise
         db.execute("COMMIT")
 
-    def _db(self) -> sqlite3.Connection:
-        """This thread's connection (a forked child opens its own, leaving the parent's alone)."""
-        if self._pid != os.getpid():
-            self._pid = os.getpid()
-            self._local = threading.local()
-            self._connections = []
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(
-                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
-            _setup_pragma(db, "PRAGMA journal_mode=WAL", self.timeout)
-            db.execute("PRAGMA synchronous=NORMAL")
-            self._local.db = db
-            with self._lock:
-                self._connections.append(db)
-        return db
-
     def close(self) -> None:
-        with self._lock:
-            for db in self._connections:
-                db.close()
-            self._connections.clear()
-        self._local = threading.local()
+        self._connections.close()
 
     # -- primitives -------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -139,3 +140,27 @@ def test_reading_a_damaged_row_is_a_deserialization_error_naming_it(
     good = store.head("good")
     assert good is not None and store.get("good", good) is not None
     store.close()
+
+
+def test_a_forked_child_opens_its_own_connection_and_leaves_the_parents_open(
+    tmp_path: Path,
+) -> None:
+    saver = SQLiteCheckpointer(tmp_path / "fork.sqlite")
+    parent_db = saver._db()
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a connection of its own, then close() (only its own)
+        try:
+            ok = saver._db() is not parent_db
+            saver.close()
+            os.write(writer, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(writer)
+    answer = os.read(reader, 1)
+    os.waitpid(pid, 0)
+    os.close(reader)
+    assert answer == b"1"
+    assert saver._db() is parent_db
+    assert parent_db.execute("SELECT count(*) FROM checkpoints").fetchone() == (0,)
+    saver.close()
