@@ -28,6 +28,7 @@ from flowgraph.messages import AIMessage, ToolMessage
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
+    from flowgraph.graph._schema import StateAdapter
 
 __all__ = ["RunOptions", "loaded_checkpoint", "prepare_run"]
 
@@ -348,15 +349,7 @@ async def _apply_input(
     finally:
         message_id_factory.reset(token)
     result = TaskResult(Task(START), list(checked.items()))
-    run.values = apply_writes(state, run.values, [result], scope=run.scope, step=step)
-    missing = state.missing_required(run.values)
-    if missing:
-        raise InvalidUpdateError(
-            f"The input leaves required field(s) {', '.join(missing)} of "
-            f"{state.schema.__name__} unset; pass them to invoke() or give them defaults",
-            node=START,
-            key=missing[0],
-        )
+    _merge_input(state, run, result, step, "The input", "pass them to invoke()")
     await start_tasks(engine, run, START)
     run.step = step
     if run.saver is not None:
@@ -365,6 +358,21 @@ async def _apply_input(
         )
     if run.sink is not None and "values" in run.modes and state.shows(result.writes):
         run.sink(StreamPart("values", step, None, state.view(run.values)))
+
+
+def _merge_input(
+    state: StateAdapter, run: Run, result: TaskResult, step: int, what: str, fix: str
+) -> None:
+    """Merge an input step's writes into the run's values; no required field may stay unset."""
+    run.values = apply_writes(state, run.values, [result], scope=run.scope, step=step)
+    missing = state.missing_required(run.values)
+    if missing:
+        raise InvalidUpdateError(
+            f"{what} leaves required field(s) {', '.join(missing)} of "
+            f"{state.schema.__name__} unset; {fix} or give them defaults",
+            node=START,
+            key=missing[0],
+        )
 
 
 async def _apply_command(engine: Engine, run: Run, command: Command, loaded: Loaded | None) -> None:
@@ -395,15 +403,7 @@ async def _apply_command(engine: Engine, run: Run, command: Command, loaded: Loa
     finally:
         message_id_factory.reset(token)
     result = TaskResult(Task(START), writes)
-    run.values = apply_writes(state, run.values, [result], scope=run.scope, step=step)
-    missing = state.missing_required(run.values)
-    if missing:
-        raise InvalidUpdateError(
-            f"The Command's update leaves required field(s) {', '.join(missing)} of "
-            f"{state.schema.__name__} unset; pass them in update=... or give them defaults",
-            node=START,
-            key=missing[0],
-        )
+    _merge_input(state, run, result, step, "The Command's update", "pass them in update=...")
     pending = run.tasks  # what the thread still had to do (see _resume)
     waiting = {t.node for t in pending if t.arg is MISSING}
     targets = [t for t in command.goto_targets() if isinstance(t, Send) or t not in waiting]

@@ -19,6 +19,7 @@ from flowgraph import (
     StateGraph,
     add_messages,
 )
+from flowgraph.checkpoint.memory import MemoryCheckpointer
 from flowgraph.errors import InvalidUpdateError
 
 
@@ -297,3 +298,29 @@ def test_command_update_that_is_not_a_dict_names_the_node() -> None:
     with pytest.raises(InvalidUpdateError, match="update") as info:
         g.compile().invoke({})
     assert info.value.node == "a"
+
+
+def test_a_required_field_left_unset_by_the_input_or_a_command_is_named() -> None:
+    class Order(BaseModel):
+        item: str
+        note: str = ""
+
+    graph = StateGraph(Order)
+    graph.add_node("pack", lambda state: {"note": f"packed {state.item}"})
+    graph.add_edge(START, "pack").add_edge("pack", END)
+    app = graph.compile(checkpointer=MemoryCheckpointer())
+
+    with pytest.raises(InvalidUpdateError) as by_input:
+        app.invoke({"note": "x"}, thread_id="t1")
+    assert str(by_input.value).startswith(
+        "The input leaves required field(s) item of Order unset; pass them to invoke() or "
+        "give them defaults"
+    )
+    assert (by_input.value.node, by_input.value.key) == (START, "item")
+    with pytest.raises(InvalidUpdateError) as by_command:
+        app.invoke(Command(update={"note": "y"}), thread_id="t2")
+    assert str(by_command.value).startswith(
+        "The Command's update leaves required field(s) item of Order unset; pass them in "
+        "update=... or give them defaults"
+    )
+    assert app.invoke({"item": "tea"}, thread_id="t3").note == "packed tea"
