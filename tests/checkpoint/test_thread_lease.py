@@ -76,6 +76,17 @@ def start_in_thread(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Threa
     return worker, outcome
 
 
+def held_run(
+    app: Any, gate: Gate, thread_id: str, text: str, **options: Any
+) -> tuple[threading.Thread, list[Any]]:
+    """`app.invoke` of `text` on a thread of its own, returned once its node holds the gate."""
+    worker, outcome = start_in_thread(
+        app.invoke, {"messages": [HumanMessage(text)]}, thread_id=thread_id, **options
+    )
+    assert gate.entered.wait(10)
+    return worker, outcome
+
+
 def texts(app: Any, thread_id: str) -> list[str]:
     return [m.text for m in app.get_state(thread_id).values.messages]
 
@@ -86,10 +97,7 @@ def test_a_second_run_on_a_busy_thread_is_refused_at_once_and_leaves_no_trace(
     t = tid()
     gate = Gate()
     app = gated_app(checkpointer, gate)
-    worker, outcome = start_in_thread(
-        app.invoke, {"messages": [HumanMessage("from A")]}, thread_id=t, run_id="run-a"
-    )
-    assert gate.entered.wait(10)
+    worker, outcome = held_run(app, gate, t, "from A", run_id="run-a")
     history_before = [s.checkpoint_id for s in app.get_state_history(t)]
     other = gated_app(checkpointer, gate)  # another app on the same store, as another process
     started = time.monotonic()
@@ -114,10 +122,7 @@ def test_get_state_tells_whether_a_thread_is_busy(
     gate = Gate()
     app = gated_app(checkpointer, gate)
     assert app.get_state(t).active_run is None
-    worker, _ = start_in_thread(
-        app.invoke, {"messages": [HumanMessage("hi")]}, thread_id=t, run_id="the-run"
-    )
-    assert gate.entered.wait(10)
+    worker, _ = held_run(app, gate, t, "hi", run_id="the-run")
     busy = app.get_state(t)
     assert busy.active_run == "the-run" and busy.busy
     gate.go.set()
@@ -209,8 +214,7 @@ def test_wait_takes_the_thread_once_the_holder_is_done(
     t = tid()
     gate = Gate()
     app = gated_app(checkpointer, gate)
-    first, first_out = start_in_thread(app.invoke, {"messages": [HumanMessage("one")]}, thread_id=t)
-    assert gate.entered.wait(10)
+    first, first_out = held_run(app, gate, t, "one")
     second, second_out = start_in_thread(
         app.invoke, {"messages": [HumanMessage("two")]}, thread_id=t, wait=True
     )
@@ -230,10 +234,7 @@ def test_wait_with_a_timeout_gives_up_naming_the_holder(
     t = tid()
     gate = Gate()
     app = gated_app(checkpointer, gate)
-    worker, _ = start_in_thread(
-        app.invoke, {"messages": [HumanMessage("one")]}, thread_id=t, run_id="slow-run"
-    )
-    assert gate.entered.wait(10)
+    worker, _ = held_run(app, gate, t, "one", run_id="slow-run")
     started = time.monotonic()
     with pytest.raises(ConcurrentRunError, match=r"still busy.*slow-run.*after waiting 0.3 s"):
         app.invoke({"messages": [HumanMessage("two")]}, thread_id=t, wait=0.3)
@@ -352,8 +353,7 @@ def test_update_state_on_a_busy_thread_is_refused(
     t = tid()
     gate = Gate()
     app = gated_app(checkpointer, gate)
-    worker, _ = start_in_thread(app.invoke, {"messages": [HumanMessage("one")]}, thread_id=t)
-    assert gate.entered.wait(10)
+    worker, _ = held_run(app, gate, t, "one")
     with pytest.raises(ConcurrentRunError):
         app.update_state(t, {"messages": [HumanMessage("sneaked in")]})
     gate.go.set()
@@ -372,10 +372,7 @@ def test_delete_and_prune_of_a_busy_thread_are_refused_or_wait_for_the_run(
     app.invoke({"messages": [HumanMessage("one")]}, thread_id=t)
     gate.go.clear()
     gate.entered.clear()
-    worker, _ = start_in_thread(
-        app.invoke, {"messages": [HumanMessage("two")]}, thread_id=t, run_id="writer"
-    )
-    assert gate.entered.wait(10)
+    worker, _ = held_run(app, gate, t, "two", run_id="writer")
 
     with pytest.raises(ConcurrentRunError, match=r"run 'writer'.*cannot be deleted") as refused:
         app.delete_thread(t)
