@@ -164,3 +164,50 @@ def test_a_forked_child_opens_its_own_connection_and_leaves_the_parents_open(
     assert saver._db() is parent_db
     assert parent_db.execute("SELECT count(*) FROM checkpoints").fetchone() == (0,)
     saver.close()
+
+
+def test_a_react_turn_commits_one_transaction_a_checkpoint_and_four_for_exactly_once(
+    tmp_path: Path,
+) -> None:
+    """The write transactions of a turn of 2 tool rounds, as the README's Performance counts."""
+    from flowgraph import ToolNode, tool, tools_condition
+
+    @tool
+    def lookup(q: str) -> str:
+        """Look something up.
+
+        Args:
+            q: What to look up.
+        """
+        return f"found {q}"
+
+    def model(state: MessagesState) -> dict[str, Any]:
+        rounds = sum(1 for m in state.messages if m.type == "tool")
+        if rounds < 2:
+            call = {"id": f"c{rounds}", "name": "lookup", "args": {"q": str(rounds)}}
+            return {"messages": [AIMessage("", tool_calls=[call])]}
+        return {"messages": [AIMessage("done")]}
+
+    store = SQLiteCheckpointer(tmp_path / "react.sqlite")
+    g = StateGraph(MessagesState)
+    g.add_node("model", model)
+    g.add_node("tools", ToolNode([lookup]))
+    g.add_edge(START, "model")
+    g.add_conditional_edges("model", tools_condition)
+    g.add_edge("tools", "model")
+    app = g.compile(checkpointer=store)
+    statements: list[str] = []
+    store._db().set_trace_callback(statements.append)
+    out = app.invoke({"messages": [HumanMessage("q")]}, thread_id="t")
+    store._db().set_trace_callback(None)
+
+    assert [m.type for m in out.messages] == ["human", "ai", "tool", "ai", "tool", "ai"]
+
+    def count(start: str) -> int:
+        return sum(statement.startswith(start) for statement in statements)
+
+    assert count("BEGIN IMMEDIATE") == count("COMMIT") == 10
+    assert count("INSERT INTO checkpoints") == 6  # the input's and one per superstep
+    assert count("INSERT OR REPLACE INTO pending") == 2  # each call's result, as it returns
+    assert count("INSERT INTO leases") == count("DELETE FROM leases") == 1
+    store.close()
