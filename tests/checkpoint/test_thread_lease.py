@@ -396,8 +396,8 @@ def test_a_holder_deletes_and_prunes_under_its_own_claim(
     gate = Gate()
     gate.go.set()
     app = gated_app(checkpointer, gate)
-    for text in ("one", "two"):
-        app.invoke({"messages": [HumanMessage(text)]}, thread_id=t)
+    for text in ("one", "two"):  # each over MIN_BYTES_BETWEEN_SNAPSHOTS: prunable
+        app.invoke({"messages": [HumanMessage(text * 10_000)]}, thread_id=t)
     app.claim_thread(t, run_id="tidy")
 
     dropped = app.prune(t, keep_last=1, run_id="tidy")
