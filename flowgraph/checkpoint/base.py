@@ -187,6 +187,25 @@ class BaseCheckpointer(ABC):
         Pending writes left against the record's parent are cleared.
         """
 
+    def put_and_release(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+    ) -> bool:
+        """`put` a run's last step and, where the store can make it one write, give back
+        the lease `run_id` of `owner` holds (see `release_lease`) in the same transaction.
+
+        Returns whether the lease was given back; the default only puts (False),
+        and the run then calls `release_lease` itself. A run's last step thus
+        costs one write transaction instead of two.
+        """
+        self.put(record, expected_head=expected_head, messages=messages)
+        return False
+
     @abstractmethod
     def put_pending(
         self, thread_id: str, checkpoint_id: str, writes: Sequence[PendingWrite]

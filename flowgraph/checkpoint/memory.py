@@ -50,18 +50,42 @@ class MemoryCheckpointer(BaseCheckpointer):
         messages: Mapping[str, bytes],
     ) -> None:
         with self._lock:
-            thread = self._threads.get(record.thread_id)
-            head = thread.head if thread is not None else None
-            if head != expected_head:
-                raise concurrent_run_error(record.thread_id, expected_head, head)
-            if thread is None:
-                thread = self._threads[record.thread_id] = _Thread()
-            for key, data in messages.items():
-                thread.messages.setdefault(key, data)
-            thread.records[record.checkpoint_id] = record
-            thread.head = record.checkpoint_id
-            if record.parent_id is not None:
-                thread.pending.pop(record.parent_id, None)
+            self._put(record, expected_head, messages)
+
+    def _put(
+        self, record: CheckpointRecord, expected_head: str | None, messages: Mapping[str, bytes]
+    ) -> None:
+        """`put`, under the lock."""
+        thread = self._threads.get(record.thread_id)
+        head = thread.head if thread is not None else None
+        if head != expected_head:
+            raise concurrent_run_error(record.thread_id, expected_head, head)
+        if thread is None:
+            thread = self._threads[record.thread_id] = _Thread()
+        for key, data in messages.items():
+            thread.messages.setdefault(key, data)
+        thread.records[record.checkpoint_id] = record
+        thread.head = record.checkpoint_id
+        if record.parent_id is not None:
+            thread.pending.pop(record.parent_id, None)
+
+    def put_and_release(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+    ) -> bool:
+        if type(self).put is not MemoryCheckpointer.put:  # a subclass's put sees every step
+            return super().put_and_release(
+                record, expected_head=expected_head, messages=messages, run_id=run_id, owner=owner
+            )
+        with self._lock:
+            self._put(record, expected_head, messages)
+            self._release(record.thread_id, run_id, owner)
+        return True
 
     def put_pending(
         self, thread_id: str, checkpoint_id: str, writes: Sequence[PendingWrite]
@@ -167,9 +191,13 @@ class MemoryCheckpointer(BaseCheckpointer):
 
     def release_lease(self, thread_id: str, run_id: str, owner: str) -> None:
         with self._lock:
-            held = self._leases.get(thread_id)
-            if held is not None and held[:2] == (run_id, owner):
-                del self._leases[thread_id]
+            self._release(thread_id, run_id, owner)
+
+    def _release(self, thread_id: str, run_id: str, owner: str) -> None:
+        """`release_lease`, under the lock."""
+        held = self._leases.get(thread_id)
+        if held is not None and held[:2] == (run_id, owner):
+            del self._leases[thread_id]
 
     def read_lease(self, thread_id: str) -> ThreadLease | None:
         now = time.monotonic()

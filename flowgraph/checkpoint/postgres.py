@@ -210,6 +210,33 @@ class PostgresCheckpointer(BaseCheckpointer):
         expected_head: str | None,
         messages: Mapping[str, bytes],
     ) -> None:
+        self._put(record, expected_head, messages, None)
+
+    def put_and_release(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+    ) -> bool:
+        if expected_head is None or type(self).put is not PostgresCheckpointer.put:
+            # a new thread's first write (not a run's last), or a subclass's put to call
+            return super().put_and_release(
+                record, expected_head=expected_head, messages=messages, run_id=run_id, owner=owner
+            )
+        self._put(record, expected_head, messages, (run_id, owner))
+        return True
+
+    def _put(
+        self,
+        record: CheckpointRecord,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        release: tuple[str, str] | None,
+    ) -> None:
+        """One statement: the step, and (`release`: run id, owner) the lease given back."""
         thread_id = record.thread_id
         pairs = list(messages.items())
         params = {
@@ -225,7 +252,15 @@ class PostgresCheckpointer(BaseCheckpointer):
             "keys": [key for key, _ in pairs],
             "datas": [data for _, data in pairs],
         }
-        query = self._sql.put_new if expected_head is None else self._sql.put_next
+        if release is not None:
+            params["run"], params["owner"] = release
+        query = (
+            self._sql.put_new
+            if expected_head is None
+            else self._sql.put_next
+            if release is None
+            else self._sql.put_next_release
+        )
 
         def write(conn: Conn) -> bool:
             row = conn.execute(query, params).fetchone()
@@ -450,6 +485,12 @@ class _Statements:
         self.put_next = (
             f"WITH moved AS (UPDATE {threads} SET head = %(id)s, updated_at = %(now)s "
             "WHERE thread_id = %(thread)s AND head = %(expected)s RETURNING 1)" + rest
+        )
+        self.put_next_release = self.put_next.replace(
+            " SELECT count(*) FROM moved",
+            f", released AS (DELETE FROM {leases} WHERE thread_id = %(thread)s "
+            "AND run_id = %(run)s AND owner = %(owner)s AND EXISTS (SELECT FROM moved)) "
+            "SELECT count(*) FROM moved",
         )
         self.put_pending = (
             f"INSERT INTO {pending} (thread_id, checkpoint_id, task_index, payload) "

@@ -128,6 +128,7 @@ _NEWEST = "(SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?1)"
 """The thread's newest checkpoint id (`?1` its id): one seek in the key index."""
 _HEAD = f"coalesce(head, {_NEWEST})"
 """A thread's head, in a query over its `threads` row."""
+_RELEASE = "DELETE FROM leases WHERE thread_id = ? AND run_id = ? AND owner = ?"
 _HEADS = (
     f"SELECT head, {_NEWEST}, EXISTS (SELECT 1 FROM pending WHERE thread_id = ?1 "
     "AND checkpoint_id = ?2) FROM threads WHERE thread_id = ?1"
@@ -170,6 +171,69 @@ def _upgrade(db: sqlite3.Connection, version: int) -> None:
             "FROM checkpoints AS c WHERE c.thread_id = threads.thread_id)"
         )
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _head(db: sqlite3.Connection, thread_id: str) -> str | None:
+    row = db.execute(f"SELECT {_HEAD} FROM threads WHERE thread_id = ?1", (thread_id,)).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def _put(
+    db: sqlite3.Connection,
+    record: CheckpointRecord,
+    expected_head: str | None,
+    messages: Mapping[str, bytes],
+) -> None:
+    """A step's writes, in the caller's transaction: compare-and-set on the head, the
+    record, its new messages, and clearing the parent's pending writes."""
+    thread_id = record.thread_id
+    checkpoint_id = record.checkpoint_id
+    parent_id = record.parent_id
+    if expected_head is None:
+        created = db.execute(
+            "INSERT INTO threads (thread_id, head) VALUES (?, NULL) "
+            "ON CONFLICT (thread_id) DO NOTHING",
+            (thread_id,),
+        ).rowcount
+        if created != 1:
+            raise concurrent_run_error(thread_id, None, _head(db, thread_id))
+        pending = parent_id is not None
+    else:
+        found = db.execute(_HEADS, (thread_id, parent_id)).fetchone()
+        if found is None:
+            raise concurrent_run_error(thread_id, expected_head, None)
+        named, newest, pending = found
+        if (newest if named is None else named) != expected_head:
+            raise concurrent_run_error(thread_id, expected_head, named or newest)
+        last = newest is None or checkpoint_id > newest
+        if named is not None or not last:
+            # NULL once this id sorts last; else the row names it (a slower clock's id)
+            db.execute(
+                "UPDATE threads SET head = ? WHERE thread_id = ?",
+                (None if last else checkpoint_id, thread_id),
+            )
+    db.execute(
+        f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            thread_id,
+            checkpoint_id,
+            parent_id,
+            record.step,
+            record.created_at,
+            record.base_id,
+            record.payload,
+        ),
+    )
+    if messages:
+        db.executemany(
+            "INSERT OR IGNORE INTO messages (thread_id, key, data) VALUES (?, ?, ?)",
+            [(thread_id, key, data) for key, data in messages.items()],
+        )
+    if pending:
+        db.execute(
+            "DELETE FROM pending WHERE thread_id = ? AND checkpoint_id = ?",
+            (thread_id, parent_id),
+        )
 
 
 class _Transaction:
@@ -257,55 +321,26 @@ class SQLiteCheckpointer(BaseCheckpointer):
         expected_head: str | None,
         messages: Mapping[str, bytes],
     ) -> None:
-        thread_id = record.thread_id
-        checkpoint_id = record.checkpoint_id
-        parent_id = record.parent_id
         with self._write() as db:
-            if expected_head is None:
-                created = db.execute(
-                    "INSERT INTO threads (thread_id, head) VALUES (?, NULL) "
-                    "ON CONFLICT (thread_id) DO NOTHING",
-                    (thread_id,),
-                ).rowcount
-                if created != 1:
-                    raise concurrent_run_error(thread_id, None, self.head(thread_id))
-                pending = parent_id is not None
-            else:
-                found = db.execute(_HEADS, (thread_id, parent_id)).fetchone()
-                if found is None:
-                    raise concurrent_run_error(thread_id, expected_head, None)
-                named, newest, pending = found
-                if (newest if named is None else named) != expected_head:
-                    raise concurrent_run_error(thread_id, expected_head, named or newest)
-                last = newest is None or checkpoint_id > newest
-                if named is not None or not last:
-                    # NULL once this id sorts last; else the row names it (a slower clock's id)
-                    db.execute(
-                        "UPDATE threads SET head = ? WHERE thread_id = ?",
-                        (None if last else checkpoint_id, thread_id),
-                    )
-            db.execute(
-                f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    thread_id,
-                    checkpoint_id,
-                    parent_id,
-                    record.step,
-                    record.created_at,
-                    record.base_id,
-                    record.payload,
-                ),
+            _put(db, record, expected_head, messages)
+
+    def put_and_release(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+    ) -> bool:
+        if type(self).put is not SQLiteCheckpointer.put:  # a subclass's put sees every step
+            return super().put_and_release(
+                record, expected_head=expected_head, messages=messages, run_id=run_id, owner=owner
             )
-            if messages:
-                db.executemany(
-                    "INSERT OR IGNORE INTO messages (thread_id, key, data) VALUES (?, ?, ?)",
-                    [(thread_id, key, data) for key, data in messages.items()],
-                )
-            if pending:
-                db.execute(
-                    "DELETE FROM pending WHERE thread_id = ? AND checkpoint_id = ?",
-                    (thread_id, parent_id),
-                )
+        with self._write() as db:
+            _put(db, record, expected_head, messages)
+            db.execute(_RELEASE, (record.thread_id, run_id, owner))
+        return True
 
     def put_pending(
         self, thread_id: str, checkpoint_id: str, writes: Sequence[PendingWrite]
@@ -356,10 +391,7 @@ class SQLiteCheckpointer(BaseCheckpointer):
 
     def release_lease(self, thread_id: str, run_id: str, owner: str) -> None:
         with self._write() as db:
-            db.execute(
-                "DELETE FROM leases WHERE thread_id = ? AND run_id = ? AND owner = ?",
-                (thread_id, run_id, owner),
-            )
+            db.execute(_RELEASE, (thread_id, run_id, owner))
 
     def read_lease(self, thread_id: str) -> ThreadLease | None:
         row = (
@@ -378,12 +410,7 @@ class SQLiteCheckpointer(BaseCheckpointer):
     # -- reading ------------------------------------------------------------------
 
     def head(self, thread_id: str) -> str | None:
-        row = (
-            self._db()
-            .execute(f"SELECT {_HEAD} FROM threads WHERE thread_id = ?1", (thread_id,))
-            .fetchone()
-        )
-        return None if row is None or row[0] is None else str(row[0])
+        return _head(self._db(), thread_id)
 
     def get(self, thread_id: str, checkpoint_id: str) -> CheckpointRecord | None:
         row = (

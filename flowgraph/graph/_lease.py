@@ -48,6 +48,8 @@ class RunLease:
     """The store granted it (False while the claim is on its way)."""
     lost: bool = False
     """The store gave the thread to another run (this one looked dead to it)."""
+    released: bool = False
+    """Given back already, by the store write of the run's last step (`put_and_release`)."""
     renewed_at: float = field(default_factory=time.monotonic)
 
     def check(self) -> None:
@@ -248,7 +250,7 @@ async def _acquire(lease: RunLease, direct: bool) -> str | None:
 async def release(lease: RunLease, *, direct: bool = False) -> None:
     """Give the thread back (a lost lease is not ours to give back)."""
     _registry.remove(lease)
-    if not lease.lost:
+    if not lease.lost and not lease.released:
         await _call(
             direct,
             lease.checkpointer.release_lease,

@@ -24,11 +24,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from flowgraph._context import RunUsage
 from flowgraph._ids import scope_key
 from flowgraph._lazy import LazyModule
+from flowgraph.checkpoint._lease import process_owner
 from flowgraph.checkpoint.base import (
     BaseCheckpointer,
     CheckpointRecord,
@@ -44,6 +46,7 @@ from flowgraph.messages import RemoveMessage
 from flowgraph.reducers import add_messages
 
 if TYPE_CHECKING:
+    from flowgraph.graph._lease import RunLease
     from flowgraph.graph._schema import StateAdapter
 
 if TYPE_CHECKING:
@@ -611,8 +614,14 @@ class Saver:
         usage: RunUsage,
         step: int,
         source: str = "loop",
+        *,
+        release: RunLease | None = None,
     ) -> CheckpointRecord:
-        """Store a finished step (compare-and-set on the thread head); raise if another won."""
+        """Store a finished step (compare-and-set on the thread head); raise if another won.
+
+        `release`: the run's lease, when this is its last step; the store gives
+        it back in the same write if it can (`put_and_release`).
+        """
         cursor = self.cursor
         if self.fork:
             source, self.fork = "fork", False
@@ -632,7 +641,17 @@ class Saver:
             joins=joins,
             metadata=metadata,
         )
-        if self.direct:
+        if release is not None and not release.lost:
+            last = partial(
+                self.checkpointer.put_and_release,
+                record,
+                expected_head=cursor.expected,
+                messages=messages,
+                run_id=release.run_id,
+                owner=process_owner(),
+            )
+            release.released = last() if self.direct else await finish_off_loop(last)
+        elif self.direct:
             self.checkpointer.put(record, expected_head=cursor.expected, messages=messages)
         else:
             await finish_off_loop(

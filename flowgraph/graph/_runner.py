@@ -501,7 +501,15 @@ async def run_loop(engine: Engine, run: Run) -> None:
         routes = await _routes(engine, values, [(r.task.node, r.goto) for r in results], step)
         tasks = next_tasks(engine.plan, routes, run.join_seen)
         if run.saver is not None:
-            await run.saver.save_step(values, results, tasks, run.join_seen, run.usage, step)
+            await run.saver.save_step(
+                values,
+                results,
+                tasks,
+                run.join_seen,
+                run.usage,
+                step,
+                release=None if tasks else run.lease,  # no task left: the run's last write
+            )
         run.values = values
         run.tasks = tasks
         run.step = step

@@ -12,7 +12,13 @@ import time
 import pytest
 
 from flowgraph.checkpoint._lease import owner_is_gone, process_owner
-from flowgraph.checkpoint.base import BaseCheckpointer, ThreadLease
+from flowgraph.checkpoint.base import (
+    BaseCheckpointer,
+    CheckpointRecord,
+    ThreadLease,
+    new_checkpoint_id,
+)
+from flowgraph.errors import ConcurrentRunError
 
 from .conftest import Backend, ThreadIds, close_quietly
 
@@ -62,6 +68,91 @@ def test_release_by_the_holder_frees_the_thread_and_by_another_run_does_nothing(
     checkpointer.release_lease(t, "run-a", FOREIGN)  # not the holder any more: nothing happens
     lease = checkpointer.read_lease(t)
     assert lease is not None and lease.run_id == "run-b"
+
+
+ONE_WRITE = {"memory", "sqlite", "postgres"}
+"""Backends whose `put_and_release` gives the lease back in the step's own write."""
+
+
+def _two_records(thread_id: str) -> tuple[CheckpointRecord, CheckpointRecord]:
+    """A thread's input checkpoint and a run's last step after it."""
+    first_id, last_id = new_checkpoint_id(), new_checkpoint_id()
+    first = CheckpointRecord(
+        thread_id=thread_id,
+        checkpoint_id=first_id,
+        parent_id=None,
+        step=0,
+        created_at=1.0,
+        base_id=first_id,
+        payload=b"input",
+    )
+    last = CheckpointRecord(
+        thread_id=thread_id,
+        checkpoint_id=last_id,
+        parent_id=first_id,
+        step=1,
+        created_at=2.0,
+        base_id=first_id,
+        payload=b"last",
+    )
+    return first, last
+
+
+def test_put_and_release_stores_the_last_step_and_gives_back_the_holders_lease(
+    backend: Backend, checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    first, last = _two_records(t)
+    assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
+    checkpointer.put(first, expected_head=None, messages={})
+    released = checkpointer.put_and_release(
+        last,
+        expected_head=first.checkpoint_id,
+        messages={"m1": b"hi"},
+        run_id="run-a",
+        owner=FOREIGN,
+    )
+    assert checkpointer.head(t) == last.checkpoint_id
+    assert checkpointer.messages(t, ["m1"]) == {"m1": b"hi"}
+    assert released is (backend.name in ONE_WRITE)
+    lease = checkpointer.read_lease(t)
+    assert (lease is None) is released  # the default only puts: the run releases after
+
+
+def test_put_and_release_by_another_run_or_process_leaves_the_holders_lease(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    for n, (run_id, owner) in enumerate((("run-b", FOREIGN), ("run-a", "me/1/2"))):
+        t = tid(f"t{n}")
+        first, last = _two_records(t)
+        assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
+        checkpointer.put(first, expected_head=None, messages={})
+        checkpointer.put_and_release(
+            last, expected_head=first.checkpoint_id, messages={}, run_id=run_id, owner=owner
+        )
+        lease = checkpointer.read_lease(t)
+        assert lease is not None and (lease.run_id, lease.owner) == ("run-a", FOREIGN)
+
+
+def test_put_and_release_on_a_moved_head_stores_nothing_and_keeps_the_lease(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    first, last = _two_records(t)
+    assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
+    checkpointer.put(first, expected_head=None, messages={})
+    with pytest.raises(ConcurrentRunError, match=t):
+        checkpointer.put_and_release(
+            last,
+            expected_head="not-the-head",
+            messages={"m1": b"hi"},
+            run_id="run-a",
+            owner=FOREIGN,
+        )
+    assert checkpointer.head(t) == first.checkpoint_id
+    assert checkpointer.messages(t, ["m1"]) == {}
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and lease.run_id == "run-a"
 
 
 def test_an_expired_lease_frees_the_thread(checkpointer: BaseCheckpointer, tid: ThreadIds) -> None:

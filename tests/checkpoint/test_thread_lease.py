@@ -160,6 +160,52 @@ def test_the_lease_is_given_back_when_a_run_pauses_or_fails(
     assert checkpointer.read_lease(t) is None
 
 
+def test_a_finished_run_gives_its_lease_back_in_its_last_steps_write(
+    backend: Backend, checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    """Where the store can, the last step's put also frees the thread: no write of its own."""
+    t = tid()
+    released: list[str] = []
+    give_back = checkpointer.release_lease
+
+    def counted(thread_id: str, run_id: str, owner: str) -> None:
+        released.append(run_id)
+        give_back(thread_id, run_id, owner)
+
+    checkpointer.release_lease = counted  # type: ignore[method-assign]
+    gate = Gate()
+    gate.go.set()
+    app = gated_app(checkpointer, gate)
+    for text in ("one", "two"):
+        app.invoke({"messages": [HumanMessage(text)]}, thread_id=t)
+        assert checkpointer.read_lease(t) is None
+    assert texts(app, t) == ["one", "answer to one", "two", "answer to two"]
+    one_write = backend.name in ("memory", "sqlite", "postgres")
+    assert len(released) == (0 if one_write else 2), released
+
+
+def test_a_subclass_that_overrides_put_sees_the_last_step_too(
+    tmp_path: Any, tid: ThreadIds
+) -> None:
+    from flowgraph.checkpoint import SQLiteCheckpointer
+
+    steps: list[int] = []
+
+    class Recording(SQLiteCheckpointer):
+        def put(self, record: Any, *, expected_head: str | None, messages: Any) -> None:
+            steps.append(record.step)
+            super().put(record, expected_head=expected_head, messages=messages)
+
+    store = Recording(tmp_path / "r.db")
+    gate = Gate()
+    gate.go.set()
+    t = tid()
+    gated_app(store, gate).invoke({"messages": [HumanMessage("one")]}, thread_id=t)
+    assert steps == [0, 1]  # the input and the node's step, which was the last
+    assert store.read_lease(t) is None
+    store.close()
+
+
 def test_a_stream_closed_or_abandoned_gives_the_lease_back(
     checkpointer: BaseCheckpointer, tid: ThreadIds
 ) -> None:
