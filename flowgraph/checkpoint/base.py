@@ -21,6 +21,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 
 from flowgraph.checkpoint._lease import DEFAULT_LEASE_S, ThreadLease
@@ -186,6 +187,36 @@ class BaseCheckpointer(ABC):
         head is still `expected_head` (None: the thread must not exist yet).
         Pending writes left against the record's parent are cleared.
         """
+
+    def put_and_acquire(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+        lease_s: float,
+    ) -> ThreadLease | None:
+        """Take the thread's lease for `run_id` of `owner` if it is free or expired (no
+        takeover: see `acquire_lease`) and `put` a run's first write, as one write where
+        the store can.
+
+        Returns None when both happened, or the holder when another run holds the
+        thread (nothing stored). Raises ConcurrentRunError when the head moved:
+        nothing stored and no lease taken. The default takes the lease, then puts
+        (giving the lease back if the put fails).
+        """
+        holder = self.acquire_lease(record.thread_id, run_id, owner, lease_s)
+        if holder is not None:
+            return holder
+        try:
+            self.put(record, expected_head=expected_head, messages=messages)
+        except BaseException:
+            with suppress(Exception):
+                self.release_lease(record.thread_id, run_id, owner)
+            raise
+        return None
 
     def put_and_release(
         self,

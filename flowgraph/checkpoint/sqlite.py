@@ -128,6 +128,14 @@ _NEWEST = "(SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?1)"
 """The thread's newest checkpoint id (`?1` its id): one seek in the key index."""
 _HEAD = f"coalesce(head, {_NEWEST})"
 """A thread's head, in a query over its `threads` row."""
+_TAKE = (
+    "INSERT INTO leases (thread_id, run_id, owner, expires_at) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (thread_id) DO UPDATE SET run_id = ?2, owner = ?3, expires_at = ?4 "
+    "WHERE leases.expires_at <= ?5 OR (leases.run_id = ?6 AND leases.owner = ?7)"
+)
+"""Take a thread's lease (`?1`) for run `?2` of owner `?3` until `?4`: free, expired at `?5`,
+or held by the dead run `?6` of `?7` (a takeover; NULL for none)."""
+_HOLDER = "SELECT run_id, owner, expires_at FROM leases WHERE thread_id = ?"
 _RELEASE = "DELETE FROM leases WHERE thread_id = ? AND run_id = ? AND owner = ?"
 _HEADS = (
     f"SELECT head, {_NEWEST}, EXISTS (SELECT 1 FROM pending WHERE thread_id = ?1 "
@@ -324,6 +332,37 @@ class SQLiteCheckpointer(BaseCheckpointer):
         with self._write() as db:
             _put(db, record, expected_head, messages)
 
+    def put_and_acquire(
+        self,
+        record: CheckpointRecord,
+        *,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+        lease_s: float,
+    ) -> ThreadLease | None:
+        if type(self).put is not SQLiteCheckpointer.put:  # a subclass's put sees every step
+            return super().put_and_acquire(
+                record,
+                expected_head=expected_head,
+                messages=messages,
+                run_id=run_id,
+                owner=owner,
+                lease_s=lease_s,
+            )
+        thread_id = record.thread_id
+        now = time.time()
+        with self._write() as db:  # a held thread: nothing was written, nothing commits
+            taken = db.execute(_TAKE, (thread_id, run_id, owner, now + lease_s, now, None, None))
+            if not taken.rowcount:
+                row = db.execute(_HOLDER, (thread_id,)).fetchone()
+                return ThreadLease(
+                    thread_id=thread_id, run_id=row[0], owner=row[1], expires_at=row[2]
+                )
+            _put(db, record, expected_head, messages)
+        return None
+
     def put_and_release(
         self,
         record: CheckpointRecord,
@@ -366,17 +405,10 @@ class SQLiteCheckpointer(BaseCheckpointer):
         now = time.time()
         dead = (takeover.run_id, takeover.owner) if takeover is not None else (None, None)
         with self._write() as db:
-            taken = db.execute(
-                "INSERT INTO leases (thread_id, run_id, owner, expires_at) VALUES (?1, ?2, ?3, ?4) "
-                "ON CONFLICT (thread_id) DO UPDATE SET run_id = ?2, owner = ?3, expires_at = ?4 "
-                "WHERE leases.expires_at <= ?5 OR (leases.run_id = ?6 AND leases.owner = ?7)",
-                (thread_id, run_id, owner, now + lease_s, now, *dead),
-            ).rowcount
-            if taken:
+            taken = db.execute(_TAKE, (thread_id, run_id, owner, now + lease_s, now, *dead))
+            if taken.rowcount:
                 return None
-            row = db.execute(
-                "SELECT run_id, owner, expires_at FROM leases WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
+            row = db.execute(_HOLDER, (thread_id,)).fetchone()
         return ThreadLease(thread_id=thread_id, run_id=row[0], owner=row[1], expires_at=row[2])
 
     def renew_lease(self, thread_id: str, run_id: str, owner: str, lease_s: float) -> bool:

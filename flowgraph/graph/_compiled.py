@@ -28,12 +28,22 @@ from flowgraph._context import (
     current_task,
 )
 from flowgraph._ids import random_scope_key, scope_key
+from flowgraph.checkpoint.base import BaseCheckpointer
+from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph._bridge import iterate_sync, run_sync
 from flowgraph.graph._cache import BaseCache, cached_nodes, namespace_of
 from flowgraph.graph._config import read_config
 from flowgraph.graph._interrupt import GraphInterrupt, Pause, with_interrupts
 from flowgraph.graph._items import LangGraphItems
-from flowgraph.graph._lease import claim, release
+from flowgraph.graph._lease import (
+    LeaseHeld,
+    RunLease,
+    claim,
+    claim_taken,
+    drop_claim,
+    enter_claim,
+    release,
+)
 from flowgraph.graph._persist import (
     ThreadCache,
 )
@@ -64,7 +74,6 @@ if TYPE_CHECKING:
     import networkx as nx
     from typing_extensions import Unpack
 
-    from flowgraph.checkpoint.base import BaseCheckpointer
     from flowgraph.graph._builder import StateGraph
     from flowgraph.graph._schema import StateAdapter
 
@@ -256,15 +265,26 @@ class CompiledGraph(ThreadAPI):
                 run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
                 await run_loop(self.engine, run)
                 return run
+            direct = self._direct(options)
+            claimed = None
             if options.run_id is None:
                 options.run_id = uuid.uuid4().hex
-            direct = self._direct(options)
-            lease = await claim(
-                checkpointer, options.thread_id, options.run_id, wait=options.wait, direct=direct
-            )
+                if self._input_claims(checkpointer, input, options):
+                    claimed = await self._claiming_run(checkpointer, input, options, direct)
+            if claimed is not None:
+                run, lease = claimed
+            else:
+                lease = await claim(
+                    checkpointer,
+                    options.thread_id,
+                    options.run_id,
+                    wait=options.wait,
+                    direct=direct,
+                )
             try:
-                run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
-                run.lease = lease
+                if claimed is None:
+                    run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
+                    run.lease = lease
                 await run_loop(self.engine, run)
                 return run
             finally:
@@ -272,6 +292,55 @@ class CompiledGraph(ThreadAPI):
         finally:
             if bound is not None:
                 _unbind(bound)
+
+    def _input_claims(
+        self, checkpointer: BaseCheckpointer, input: Any, options: RunOptions
+    ) -> bool:
+        """Whether the run's input write may take the thread's lease with it.
+
+        Only a fresh input (no resume, Command, fork, or caller's run id that a
+        retried delivery could reuse) on a store that makes it one write, and
+        only when no code of the graph runs before that write (no branch from
+        START): the state is read before the lease is held, which the write's
+        compare-and-set on the head makes safe.
+        """
+        return (
+            input is not None
+            and not isinstance(input, Command)
+            and options.checkpoint_id is None
+            and START not in self.engine.plan.branches
+            and type(checkpointer).put_and_acquire is not BaseCheckpointer.put_and_acquire
+        )
+
+    async def _claiming_run(
+        self, checkpointer: BaseCheckpointer, input: Any, options: RunOptions, direct: bool
+    ) -> tuple[Run, RunLease] | None:
+        """`prepare_run` whose input write takes the lease: one store write, not two.
+
+        None when the thread turned out busy, or its head moved between this
+        run's read and its write (nothing was stored): the run then claims the
+        thread first, as any other does.
+        """
+        assert options.thread_id is not None and options.run_id is not None
+        lease = enter_claim(checkpointer, options.thread_id, options.run_id)
+        if lease is None:
+            return None
+        try:
+            run = await prepare_run(
+                self.engine, checkpointer, input, options, self._cache, claim=lease
+            )
+        except (LeaseHeld, ConcurrentRunError):
+            drop_claim(lease, stored=False)
+            return None
+        except BaseException:
+            drop_claim(lease, stored=True)
+            raise
+        if run.saver is None or run.saver.claim is not None:  # no write took it: should not be
+            drop_claim(lease, stored=False)
+            return None
+        claim_taken(lease)
+        run.lease = lease
+        return run, lease
 
     def _bind(self, options: RunOptions) -> tuple[Token[Any] | None, Token[Any]]:
         """Make this run's store and config the ones its nodes and tools see."""

@@ -1,8 +1,11 @@
-"""One writer per thread: a run holds its thread's lease from before its input is stored.
+"""One writer per thread: a run holds its thread's lease from its input's write at the latest.
 
 `claim` takes the lease in the checkpointer (so it holds across processes
 and machines) or fails at once with ConcurrentRunError naming the holder;
-with `wait`, it waits for the holder to finish instead. A holder that is a
+with `wait`, it waits for the holder to finish instead. A run with a fresh
+input on a store that can do it takes the lease in its input's write
+(`enter_claim`, then `put_and_acquire`), and falls back to `claim` if the
+thread is held or moved meanwhile. A holder that is a
 dead process of this machine is taken over at once; one elsewhere only
 after its lease ran `lease_s` without renewal.
 
@@ -29,7 +32,18 @@ from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph._pool import finish_off_loop
 
-__all__ = ["RunLease", "active_run", "claim", "holds", "release", "reserved_lease"]
+__all__ = [
+    "LeaseHeld",
+    "RunLease",
+    "active_run",
+    "claim",
+    "claim_taken",
+    "drop_claim",
+    "enter_claim",
+    "holds",
+    "release",
+    "reserved_lease",
+]
 
 T = TypeVar("T")
 
@@ -213,6 +227,40 @@ async def claim(
             raise _busy(thread_id, holder_id, float(wait))
         await asyncio.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+class LeaseHeld(Exception):
+    """A run's first write found its thread held by another run: nothing was stored.
+
+    The run then claims the thread the usual way (`claim`: waiting, taking over
+    a dead holder, or refusing with ConcurrentRunError naming the holder).
+    """
+
+    def __init__(self, holder: ThreadLease) -> None:
+        super().__init__(holder.run_id)
+        self.holder = holder
+
+
+def enter_claim(checkpointer: BaseCheckpointer, thread_id: str, run_id: str) -> RunLease | None:
+    """Register a claim for the run's first write to take to the store with its input
+    (`put_and_acquire`); None if a run of this process holds the thread (`claim` it)."""
+    lease, _ = _enter(checkpointer, thread_id, run_id, False)
+    return lease
+
+
+def claim_taken(lease: RunLease) -> None:
+    """The first write took the lease (see `enter_claim`): renew it from now on."""
+    _registry.started(lease)
+
+
+def drop_claim(lease: RunLease, *, stored: bool) -> None:
+    """Withdraw a claim `enter_claim` registered; `stored`: the store may have granted it
+    (a write cut off, or a failure after it), so give it back there too, from this thread
+    as `claim` does: the caller may be a cancelled task."""
+    _registry.remove(lease)
+    if stored:
+        with suppress(Exception):
+            lease.checkpointer.release_lease(lease.thread_id, lease.run_id, process_owner())
 
 
 def _enter(

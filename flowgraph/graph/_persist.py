@@ -39,6 +39,7 @@ from flowgraph.checkpoint.base import (
 )
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.graph._interrupt import Pause
+from flowgraph.graph._lease import LeaseHeld
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
 from flowgraph.graph._pool import finish_off_loop
 from flowgraph.graph._types import MISSING, Interrupt, Send, StateSnapshot
@@ -592,7 +593,10 @@ class Saver:
         direct: bool,
         cache: ThreadCache | None = None,
         fork: bool = False,
+        claim: RunLease | None = None,
     ) -> None:
+        self.claim = claim
+        """A lease the first write takes with it (`put_and_acquire`); None once taken."""
         self.checkpointer = checkpointer
         self.state = state
         self.cursor = cursor
@@ -641,7 +645,21 @@ class Saver:
             joins=joins,
             metadata=metadata,
         )
-        if release is not None and not release.lost:
+        if self.claim is not None:
+            claim, self.claim = self.claim, None
+            first = partial(
+                self.checkpointer.put_and_acquire,
+                record,
+                expected_head=cursor.expected,
+                messages=messages,
+                run_id=claim.run_id,
+                owner=process_owner(),
+                lease_s=claim.lease_s,
+            )
+            holder = first() if self.direct else await finish_off_loop(first)
+            if holder is not None:
+                raise LeaseHeld(holder)
+        elif release is not None and not release.lost:
             last = partial(
                 self.checkpointer.put_and_release,
                 record,

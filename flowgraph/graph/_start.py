@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from flowgraph._context import RunInfo, RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key
 from flowgraph.errors import InvalidUpdateError
+from flowgraph.graph._lease import RunLease
 from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, ThreadCache, load
 from flowgraph.graph._plan import Task, TaskResult, apply_writes, next_tasks
 from flowgraph.graph._runner import PASSED_UP, Engine, Run, _command_writes, start_tasks
@@ -170,8 +171,13 @@ async def prepare_run(
     input: Any,
     options: RunOptions,
     cache: ThreadCache | None = None,
+    claim: RunLease | None = None,
 ) -> Run:
-    """A run ready for the loop: state loaded or fresh, input applied, first tasks planned."""
+    """A run ready for the loop: state loaded or fresh, input applied, first tasks planned.
+
+    `claim`: the thread's lease, for the input's write to take with it (see
+    `CompiledGraph._claiming_run`).
+    """
     state = engine.state
     run = Run(
         values=state.defaults(),
@@ -243,6 +249,7 @@ async def prepare_run(
         direct=direct,
         cache=cache,
         fork=forking,
+        claim=claim,
     )
     if command is not None:
         # a routed input: its update is a step of its own, its goto the next tasks (with

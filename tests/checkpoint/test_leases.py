@@ -155,6 +155,78 @@ def test_put_and_release_on_a_moved_head_stores_nothing_and_keeps_the_lease(
     assert lease is not None and lease.run_id == "run-a"
 
 
+def test_put_and_acquire_takes_a_free_or_expired_thread_with_its_first_write(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    first, last = _two_records(t)
+    taken = checkpointer.put_and_acquire(
+        first,
+        expected_head=None,
+        messages={"m0": b"q"},
+        run_id="run-a",
+        owner=FOREIGN,
+        lease_s=30.0,
+    )
+    assert taken is None and checkpointer.head(t) == first.checkpoint_id
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and (lease.run_id, lease.owner) == ("run-a", FOREIGN)
+    checkpointer.release_lease(t, "run-a", FOREIGN)
+    assert checkpointer.acquire_lease(t, "run-gone", FOREIGN, 0.05) is None
+    time.sleep(0.1)  # expired, so free to take; a live holder would need a takeover
+    taken = checkpointer.put_and_acquire(
+        last,
+        expected_head=first.checkpoint_id,
+        messages={},
+        run_id="run-b",
+        owner=FOREIGN,
+        lease_s=30.0,
+    )
+    assert taken is None and checkpointer.head(t) == last.checkpoint_id
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and lease.run_id == "run-b"
+
+
+def test_put_and_acquire_on_a_held_thread_stores_nothing_and_names_the_holder(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    first, _ = _two_records(t)
+    assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 30.0) is None
+    holder = checkpointer.put_and_acquire(
+        first,
+        expected_head=None,
+        messages={"m0": b"q"},
+        run_id="run-b",
+        owner="me/1/2",
+        lease_s=30.0,
+    )
+    assert holder is not None and (holder.run_id, holder.owner) == ("run-a", FOREIGN)
+    assert checkpointer.head(t) is None and checkpointer.messages(t, ["m0"]) == {}
+    lease = checkpointer.read_lease(t)
+    assert lease is not None and lease.run_id == "run-a"
+
+
+def test_put_and_acquire_on_a_moved_head_stores_nothing_and_takes_no_lease(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    t = tid()
+    first, last = _two_records(t)
+    checkpointer.put(first, expected_head=None, messages={})
+    with pytest.raises(ConcurrentRunError, match=t):
+        checkpointer.put_and_acquire(
+            last,
+            expected_head="not-the-head",
+            messages={"m1": b"hi"},
+            run_id="run-a",
+            owner=FOREIGN,
+            lease_s=30.0,
+        )
+    assert checkpointer.head(t) == first.checkpoint_id
+    assert checkpointer.messages(t, ["m1"]) == {}
+    assert checkpointer.read_lease(t) is None
+
+
 def test_an_expired_lease_frees_the_thread(checkpointer: BaseCheckpointer, tid: ThreadIds) -> None:
     t = tid()
     assert checkpointer.acquire_lease(t, "run-a", FOREIGN, 0.3) is None

@@ -166,7 +166,7 @@ def test_a_forked_child_opens_its_own_connection_and_leaves_the_parents_open(
     saver.close()
 
 
-def test_a_react_turn_commits_one_transaction_a_checkpoint_and_three_for_exactly_once(
+def test_a_react_turn_commits_one_transaction_a_checkpoint_and_two_for_exactly_once(
     tmp_path: Path,
 ) -> None:
     """The write transactions of a turn of 2 tool rounds, as the README's Performance counts."""
@@ -206,15 +206,17 @@ def test_a_react_turn_commits_one_transaction_a_checkpoint_and_three_for_exactly
     def count(start: str) -> int:
         return sum(statement.startswith(start) for statement in statements)
 
-    assert count("BEGIN IMMEDIATE") == count("COMMIT") == 9
+    assert count("BEGIN IMMEDIATE") == count("COMMIT") == 8
     assert count("INSERT INTO checkpoints") == 6  # the input's and one per superstep
     assert count("INSERT OR REPLACE INTO pending") == 2  # each call's result, as it returns
     assert count("INSERT INTO leases") == count("DELETE FROM leases") == 1
-    # the lease goes back in the last step's transaction (put_and_release), not one of its own
-    last_begin = max(i for i, s in enumerate(statements) if s.startswith("BEGIN IMMEDIATE"))
-    last_step = statements[last_begin:]
-    assert last_step[-1] == "COMMIT"
-    assert any(s.startswith("INSERT INTO checkpoints") for s in last_step)
-    assert any(s.startswith("DELETE FROM leases") for s in last_step)
+    # the lease is taken in the input's transaction (put_and_acquire) and given back in the
+    # last step's (put_and_release), not in transactions of their own
+    begins = [i for i, s in enumerate(statements) if s.startswith("BEGIN IMMEDIATE")]
+    first, last = statements[begins[0] : begins[1]], statements[begins[-1] :]
+    for transaction, lease in ((first, "INSERT INTO leases"), (last, "DELETE FROM leases")):
+        assert transaction[-1] == "COMMIT"
+        assert any(s.startswith("INSERT INTO checkpoints") for s in transaction)
+        assert any(s.startswith(lease) for s in transaction)
     assert store.read_lease("t") is None
     store.close()

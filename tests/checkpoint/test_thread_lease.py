@@ -37,6 +37,8 @@ from flowgraph.graph._lease import _registry
 from .conftest import Backend, ThreadIds
 
 FOREIGN = "other-host#00000000#1/4242/99"
+INPUT_TAKES_LEASE = {"memory", "sqlite"}
+"""Backends whose `put_and_acquire` takes a run's lease in its input's write."""
 
 
 class Gate:
@@ -182,6 +184,72 @@ def test_a_finished_run_gives_its_lease_back_in_its_last_steps_write(
     assert texts(app, t) == ["one", "answer to one", "two", "answer to two"]
     one_write = backend.name in ("memory", "sqlite", "postgres")
     assert len(released) == (0 if one_write else 2), released
+
+
+def test_a_head_moved_between_the_runs_read_and_its_first_write_is_read_again(
+    backend: Backend, checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    """The input write takes the lease (put_and_acquire) after the state was read without
+    it; another run finishing in between makes that write fail, and the run starts over
+    the usual way: lease first, then the thread as the other run left it."""
+    if backend.name != "sqlite":
+        pytest.skip(
+            "needs a second client of the same store whose input write takes the lease: "
+            "PostgreSQL and Redis take it in a write of its own, memory has no second client"
+        )
+    t = tid()
+    gate = Gate()
+    gate.go.set()
+    app = gated_app(checkpointer, gate)
+    second = backend.make()  # another process's client, as far as leases go
+    other = gated_app(second, gate)
+    app.invoke({"messages": [HumanMessage("one")]}, thread_id=t)
+    first_write = checkpointer.put_and_acquire
+    cut_in: list[str] = []
+
+    def late(record: Any, **kwargs: Any) -> Any:
+        if not cut_in:
+            cut_in.append("two")
+            other.invoke({"messages": [HumanMessage("two")]}, thread_id=t)
+        return first_write(record, **kwargs)
+
+    checkpointer.put_and_acquire = late  # type: ignore[method-assign]
+    app.invoke({"messages": [HumanMessage("three")]}, thread_id=t)
+    second.close()
+    assert cut_in == ["two"]
+    assert texts(app, t) == [
+        "one",
+        "answer to one",
+        "two",
+        "answer to two",
+        "three",
+        "answer to three",
+    ]
+    assert checkpointer.read_lease(t) is None
+
+
+def test_a_failure_right_after_the_input_write_leaves_no_lease_held(
+    backend: Backend, checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    if backend.name not in INPUT_TAKES_LEASE:
+        pytest.skip(f"{backend.name} takes a run's lease in a write of its own")
+    t = tid()
+    gate = Gate()
+    gate.go.set()
+    app = gated_app(checkpointer, gate)
+    first_write = checkpointer.put_and_acquire
+
+    def written_then_lost(record: Any, **kwargs: Any) -> Any:
+        first_write(record, **kwargs)
+        raise OSError("the connection dropped after the write")
+
+    checkpointer.put_and_acquire = written_then_lost  # type: ignore[method-assign]
+    with pytest.raises(OSError, match="connection dropped"):
+        app.invoke({"messages": [HumanMessage("one")]}, thread_id=t)
+    assert checkpointer.read_lease(t) is None and gate.calls == []
+    del checkpointer.put_and_acquire
+    app.invoke(None, thread_id=t)  # the input was stored: the thread goes on from it
+    assert texts(app, t) == ["one", "answer to one"]
 
 
 def test_a_subclass_that_overrides_put_sees_the_last_step_too(
