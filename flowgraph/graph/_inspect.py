@@ -83,6 +83,9 @@ class StoredThread:
             payload = _payload(record)
             for key in payload.get("values", {}):
                 names.setdefault(key)
+            for _, _, writes in payload.get("writes", ()):  # a field no snapshot shows yet
+                for key, _ in writes:
+                    names.setdefault(key)
             for key, value in _key_lists(payload):
                 names.setdefault(key)
                 seen = samples.setdefault(key, set())

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import operator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import BaseModel
+from typing_extensions import TypedDict
 
 from flowgraph import END, START, AnyMessage, RemoveMessage, StateGraph, add_messages
 from flowgraph.checkpoint.memory import MemoryCheckpointer
@@ -58,6 +59,34 @@ def test_the_reader_rebuilds_every_checkpoint_like_the_app(tmp_path: Path) -> No
     texts = [m.text for m in by_store[0].values["chat"]]
     assert texts == ["one", "two", "reply 1", "three", "reply 2"]
     assert by_store[0].values["tag"] == "t"
+
+
+class Desk(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    topic: NotRequired[str]
+
+
+def test_a_field_that_only_steps_since_the_snapshot_wrote_is_read_back(tmp_path: Path) -> None:
+    """`topic` is in no snapshot (the thread's only one is its input), only in a step's
+    delta, and holds no list: the reader still knows the field and its value."""
+
+    def triage(state: Desk) -> dict[str, Any]:
+        return {"topic": "orders", "messages": [("ai", "on it")]}
+
+    graph = StateGraph(Desk)
+    graph.add_node("triage", triage)
+    graph.add_edge(START, "triage")
+    graph.add_edge("triage", END)
+    store = SQLiteCheckpointer(tmp_path / "d.db")
+    graph.compile(checkpointer=store).invoke({"messages": [("user", "my order?")]}, thread_id="d")
+    records = store.history("d")
+    assert [r.base_id == r.checkpoint_id for r in records] == [False, True]  # delta, snapshot
+
+    state = StoredThread(store, "d").state()
+
+    assert state.values["topic"] == "orders"
+    assert [m.text for m in state.values["messages"]] == ["my order?", "on it"]
+    store.close()
 
 
 def test_with_checkpointer_is_a_copy_on_another_store() -> None:
