@@ -249,6 +249,12 @@ class BaseCheckpointer(ABC):
     def head(self, thread_id: str) -> str | None:
         """The id of the thread's latest checkpoint, or None for an unknown thread."""
 
+    def head_and_pending(self, thread_id: str) -> tuple[str | None, list[PendingWrite]]:
+        """`head`, and the pending writes left against it, as one read where the store can:
+        what a run continuing a thread needs before anything else."""
+        head = self.head(thread_id)
+        return head, [] if head is None else self.pending(thread_id, head)
+
     @abstractmethod
     def get(self, thread_id: str, checkpoint_id: str) -> CheckpointRecord | None:
         """One record, or None."""

@@ -366,6 +366,19 @@ class PostgresCheckpointer(BaseCheckpointer):
         )
         return {str(key): bytes(data) for key, data in rows}
 
+    def head_and_pending(self, thread_id: str) -> tuple[str | None, list[PendingWrite]]:
+        rows = self._run(
+            lambda conn: conn.execute(
+                self._sql.head_and_pending, (thread_id,), binary=True
+            ).fetchall()
+        )
+        if not rows or rows[0][0] is None:
+            return None, []
+        writes = [
+            PendingWrite(task_index=int(i), payload=bytes(p)) for _, i, p in rows if i is not None
+        ]
+        return str(rows[0][0]), writes
+
     def pending(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
         rows = self._run(
             lambda conn: conn.execute(
@@ -517,6 +530,11 @@ class _Statements:
         self.pending = (
             f"SELECT task_index, payload FROM {pending} "
             "WHERE thread_id = %s AND checkpoint_id = %s ORDER BY task_index"
+        )
+        self.head_and_pending = (
+            f"SELECT t.head, p.task_index, p.payload FROM {threads} AS t LEFT JOIN {pending} "
+            "AS p ON p.thread_id = t.thread_id AND p.checkpoint_id = t.head "
+            "WHERE t.thread_id = %s ORDER BY p.task_index"
         )
         self.history = (
             f"SELECT {_COLUMNS} FROM {checkpoints} WHERE thread_id = %(thread)s "

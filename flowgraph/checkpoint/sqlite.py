@@ -21,6 +21,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from flowgraph.checkpoint._sqlite import ThreadConnections, setup_pragma
 from flowgraph.checkpoint.base import (
@@ -136,6 +137,12 @@ _TAKE = (
 """Take a thread's lease (`?1`) for run `?2` of owner `?3` until `?4`: free, expired at `?5`,
 or held by the dead run `?6` of `?7` (a takeover; NULL for none)."""
 _HOLDER = "SELECT run_id, owner, expires_at FROM leases WHERE thread_id = ?"
+_HEAD_AND_PENDING = (
+    f"SELECT h.head, p.task_index, p.payload FROM (SELECT {_HEAD} AS head FROM threads "
+    "WHERE thread_id = ?1) AS h LEFT JOIN pending AS p "
+    "ON p.thread_id = ?1 AND p.checkpoint_id = h.head ORDER BY p.task_index"
+)
+"""A thread's head and the pending writes against it (a row each; one row of NULLs: none)."""
 _RELEASE = "DELETE FROM leases WHERE thread_id = ? AND run_id = ? AND owner = ?"
 _HEADS = (
     f"SELECT head, {_NEWEST}, EXISTS (SELECT 1 FROM pending WHERE thread_id = ?1 "
@@ -184,6 +191,20 @@ def _upgrade(db: sqlite3.Connection, version: int) -> None:
 def _head(db: sqlite3.Connection, thread_id: str) -> str | None:
     row = db.execute(f"SELECT {_HEAD} FROM threads WHERE thread_id = ?1", (thread_id,)).fetchone()
     return None if row is None or row[0] is None else str(row[0])
+
+
+def _pending_writes(
+    rows: Iterable[tuple[Any, Any]], thread_id: str, checkpoint_id: str
+) -> list[PendingWrite]:
+    writes = []
+    for index, payload in rows:
+        if not isinstance(payload, bytes):
+            raise DeserializationError(
+                f"A pending write of checkpoint {checkpoint_id!r} of thread {thread_id!r} has "
+                "no binary payload; the row is damaged"
+            )
+        writes.append(PendingWrite(task_index=int(index), payload=payload))
+    return writes
 
 
 def _put(
@@ -444,6 +465,16 @@ class SQLiteCheckpointer(BaseCheckpointer):
     def head(self, thread_id: str) -> str | None:
         return _head(self._db(), thread_id)
 
+    def head_and_pending(self, thread_id: str) -> tuple[str | None, list[PendingWrite]]:
+        rows = self._db().execute(_HEAD_AND_PENDING, (thread_id,)).fetchall()
+        if not rows:
+            return None, []
+        head = rows[0][0]
+        if head is None:
+            return None, []
+        writes = [(i, p) for _, i, p in rows if i is not None]
+        return str(head), _pending_writes(writes, thread_id, str(head))
+
     def get(self, thread_id: str, checkpoint_id: str) -> CheckpointRecord | None:
         row = (
             self._db()
@@ -498,12 +529,7 @@ class SQLiteCheckpointer(BaseCheckpointer):
             )
             .fetchall()
         )
-        if any(not isinstance(p, bytes) for _, p in rows):
-            raise DeserializationError(
-                f"A pending write of checkpoint {checkpoint_id!r} of thread {thread_id!r} has "
-                "no binary payload; the row is damaged"
-            )
-        return [PendingWrite(task_index=int(i), payload=p) for i, p in rows]
+        return _pending_writes(rows, thread_id, checkpoint_id)
 
     def history(
         self, thread_id: str, *, limit: int | None = None, before: str | None = None

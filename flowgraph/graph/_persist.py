@@ -414,9 +414,11 @@ def load_pending(
     checkpointer: BaseCheckpointer, thread_id: str, checkpoint_id: str
 ) -> dict[int, PendingTask]:
     """What the unfinished step after `checkpoint_id` left, by task index."""
-    return {
-        w.task_index: _decode_pending(w) for w in checkpointer.pending(thread_id, checkpoint_id)
-    }
+    return _decode_pending_writes(checkpointer.pending(thread_id, checkpoint_id))
+
+
+def _decode_pending_writes(writes: Sequence[PendingWrite]) -> dict[int, PendingTask]:
+    return {w.task_index: _decode_pending(w) for w in writes}
 
 
 def load(
@@ -427,18 +429,22 @@ def load(
     *,
     head: str | None = None,
     cache: ThreadCache | None = None,
+    pending: list[PendingWrite] | None = None,
 ) -> Loaded:
     """Rebuild a checkpoint's state by replaying its chain through the live reducers.
 
-    `head` is the thread's current head if the caller already read it; a
-    `cache` holding the checkpoint spares the replay.
+    `head` is the thread's current head if the caller already read it, and
+    `pending` the writes left against the checkpoint; a `cache` holding the
+    checkpoint spares the replay.
     """
     if head is None:
         head = checkpointer.head(thread_id)
+    if pending is None:
+        pending = checkpointer.pending(thread_id, checkpoint_id)
     cached = cache.get(thread_id, checkpoint_id) if cache is not None else None
     if cached is not None:
         cached.cursor.expected = head
-        cached.pending.update(load_pending(checkpointer, thread_id, checkpoint_id))
+        cached.pending.update(_decode_pending_writes(pending))
         return cached
     chain = checkpointer.chain(thread_id, checkpoint_id)
     payloads = [_payload(r) for r in chain]
@@ -493,14 +499,13 @@ def load(
         cursor.steps_since_snapshot += 1
     last = payloads[-1]
     tasks = [Task(t[0], t[1], t[2] if len(t) > 2 else MISSING) for t in last["next"]]
-    pending = load_pending(checkpointer, thread_id, checkpoint_id)
     return Loaded(
         record=chain[-1],
         values=values,
         tasks=tasks,
         joins={int(k): set(v) for k, v in last["joins"].items()},
         metadata=last["metadata"],
-        pending=pending,
+        pending=_decode_pending_writes(pending),
         cursor=cursor,
     )
 

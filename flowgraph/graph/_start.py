@@ -13,6 +13,7 @@ import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -115,22 +116,31 @@ async def loaded_checkpoint(
     cache: ThreadCache | None = None,
 ) -> Loaded | None:
     """The checkpoint (default: the thread's head) rebuilt, or None for a new thread."""
-    head = await _blocking(direct, checkpointer.head, thread_id)
-    if checkpoint_id is None:
-        checkpoint_id = head
-        if checkpoint_id is None:
+    pending = None
+    if checkpoint_id is None:  # the head, and what its unfinished step left, in one read
+        head, pending = await _blocking(direct, checkpointer.head_and_pending, thread_id)
+        if head is None:
             return None
-    elif await _blocking(direct, checkpointer.get, thread_id, checkpoint_id) is None:
-        raise InvalidUpdateError(
-            f"Thread {thread_id!r} has no checkpoint {checkpoint_id!r}; "
-            "see get_state_history() for its checkpoint ids",
-            node=START,
-        )
-    if direct:
-        return load(checkpointer, engine.state, thread_id, checkpoint_id, head=head, cache=cache)
-    return await asyncio.to_thread(
-        load, checkpointer, engine.state, thread_id, checkpoint_id, head=head, cache=cache
+        checkpoint_id = head
+    else:
+        head = await _blocking(direct, checkpointer.head, thread_id)
+        if await _blocking(direct, checkpointer.get, thread_id, checkpoint_id) is None:
+            raise InvalidUpdateError(
+                f"Thread {thread_id!r} has no checkpoint {checkpoint_id!r}; "
+                "see get_state_history() for its checkpoint ids",
+                node=START,
+            )
+    rebuild = partial(
+        load,
+        checkpointer,
+        engine.state,
+        thread_id,
+        checkpoint_id,
+        head=head,
+        cache=cache,
+        pending=pending,
     )
+    return rebuild() if direct else await asyncio.to_thread(rebuild)
 
 
 def _unanswered_tool_calls(engine: Engine, values: dict[str, Any]) -> dict[str, list[Any]]:

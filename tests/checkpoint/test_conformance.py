@@ -339,6 +339,26 @@ def test_pending_writes_by_task_index_until_a_child_is_put(
     ]
 
 
+def test_head_and_pending_reads_the_head_and_only_its_pending_writes(
+    checkpointer: BaseCheckpointer, tid: Tid
+) -> None:
+    t = tid("t")
+    assert checkpointer.head_and_pending(t) == (None, [])
+    root, head = extend(checkpointer, t, 2)
+    assert checkpointer.head_and_pending(t) == (head.checkpoint_id, [])
+    checkpointer.put_pending(t, root.checkpoint_id, [PendingWrite(task_index=0, payload=b"old")])
+    checkpointer.put_pending(
+        t,
+        head.checkpoint_id,
+        [PendingWrite(task_index=3, payload=b"three"), PendingWrite(task_index=1, payload=b"one")],
+    )
+    assert checkpointer.head_and_pending(t) == (
+        head.checkpoint_id,
+        [PendingWrite(task_index=1, payload=b"one"), PendingWrite(task_index=3, payload=b"three")],
+    )
+    assert checkpointer.head_and_pending(tid("other")) == (None, [])
+
+
 def test_a_failed_put_keeps_the_pending_writes(checkpointer: BaseCheckpointer, tid: Tid) -> None:
     t = tid("t")
     root, _ = extend(checkpointer, t, 2)
