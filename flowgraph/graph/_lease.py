@@ -19,6 +19,7 @@ compare-and-set on every write stays as the second line of defence.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import threading
 import time
@@ -27,7 +28,12 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from flowgraph.checkpoint._lease import ThreadLease, owner_is_gone, process_owner
+from flowgraph.checkpoint._lease import (
+    DEFAULT_LEASE_S,
+    ThreadLease,
+    owner_is_gone,
+    process_owner,
+)
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph._pool import finish_off_loop
@@ -87,6 +93,9 @@ class _Registry:
         self.by_thread: dict[tuple[int, str], RunLease] = {}
         """(id of the store, thread id) -> the lease a run of this process holds there."""
         self.keeper: threading.Thread | None = None
+        self.wakes_at = -math.inf
+        """When the keeper's sleep ends (monotonic); -inf while it is awake, and will look at
+        every lease before it sleeps again."""
 
     def holds(self, thread_id: str, run_id: str) -> bool:
         """Whether a run of this process holds `thread_id` as `run_id` (in any store)."""
@@ -106,7 +115,10 @@ class _Registry:
                     target=self._renew_forever, name="flowgraph-lease-keeper", daemon=True
                 )
                 self.keeper.start()
-            self.wake.notify()
+            elif lease.renewed_at + lease.lease_s / 3 < self.wakes_at:
+                # only a lease due before the keeper wakes needs it woken: waking it for
+                # every run cost a thread switch and a GIL hand-over (~10 µs a ReAct step)
+                self.wake.notify()
 
     def remove(self, lease: RunLease) -> None:
         with self.lock:
@@ -122,7 +134,12 @@ class _Registry:
                 due = [lease for lease in leases if now >= lease.renewed_at + lease.lease_s / 3]
                 if not due:
                     waits = [lease.renewed_at + lease.lease_s / 3 - now for lease in leases]
-                    self.wake.wait(timeout=min(waits, default=None))
+                    # with no lease, look again after a default lease's third anyway: a run
+                    # that starts meanwhile with a default lease then need not wake it
+                    timeout = min(waits, default=DEFAULT_LEASE_S / 3)
+                    self.wakes_at = now + timeout
+                    self.wake.wait(timeout=timeout)
+                    self.wakes_at = -math.inf
                     continue
             for lease in due:
                 _renew(lease)

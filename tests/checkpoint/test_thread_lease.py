@@ -410,6 +410,51 @@ def test_a_long_node_keeps_its_lease_by_renewal(backend: Backend, tid: ThreadIds
     store.close()
 
 
+def test_a_short_lease_is_renewed_while_the_keeper_sleeps_for_a_long_one(
+    tid: ThreadIds,
+) -> None:
+    """The keeper is woken only for a lease due before its sleep ends, and then it is."""
+    from flowgraph.checkpoint import MemoryCheckpointer
+
+    slow, fast = MemoryCheckpointer(lease_s=60), MemoryCheckpointer(lease_s=0.4)
+    long_gate, short_gate = Gate(), Gate()
+    long_app, short_app = gated_app(slow, long_gate), gated_app(fast, short_gate)
+    t = tid()
+    runs = [
+        start_in_thread(app.invoke, {"messages": [HumanMessage("hold")]}, thread_id=t)[0]
+        for app in (long_app, short_app)
+    ]
+    try:
+        assert long_gate.entered.wait(10) and short_gate.entered.wait(10)
+        time.sleep(1.2)  # three of the short lease's lengths
+        holder = fast.acquire_lease(t, "intruder", FOREIGN, 0.4)
+        assert holder is not None and holder.run_id != "intruder"
+    finally:
+        long_gate.go.set()
+        short_gate.go.set()
+        for run in runs:
+            run.join(30)
+    assert texts(short_app, t) == ["hold", "answer to hold"]
+
+
+def test_runs_one_after_another_do_not_wake_the_keeper_each_time(
+    checkpointer: BaseCheckpointer, tid: ThreadIds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    woken: list[None] = []
+    notify = _registry.wake.notify
+    monkeypatch.setattr(_registry.wake, "notify", lambda n=1: (woken.append(None), notify(n)))
+    gate = Gate()
+    gate.go.set()
+    app = gated_app(checkpointer, gate)
+    t = tid()
+    for n in range(10):
+        app.invoke({"messages": [HumanMessage(f"turn {n}")]}, thread_id=t)
+    # at most: once for the first lease after the keeper slept with none, once more if
+    # the second run came before the keeper looked (it then sleeps until that lease is due)
+    assert len(woken) <= 2, len(woken)
+    assert len(texts(app, t)) == 20
+
+
 def test_a_run_that_lost_its_lease_stops_before_its_next_step(
     checkpointer: BaseCheckpointer, tid: ThreadIds
 ) -> None:
