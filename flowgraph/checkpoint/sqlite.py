@@ -143,6 +143,11 @@ _HEAD_AND_PENDING = (
     "ON p.thread_id = ?1 AND p.checkpoint_id = h.head ORDER BY p.task_index"
 )
 """A thread's head and the pending writes against it (a row each; one row of NULLs: none)."""
+_PUT_MESSAGE = "INSERT OR IGNORE INTO messages (thread_id, key, data) VALUES (?, ?, ?)"
+_PUT_PENDING = (
+    "INSERT OR REPLACE INTO pending (thread_id, checkpoint_id, task_index, payload) "
+    "VALUES (?, ?, ?, ?)"
+)
 _RELEASE = "DELETE FROM leases WHERE thread_id = ? AND run_id = ? AND owner = ?"
 _HEADS = (
     f"SELECT head, {_NEWEST}, EXISTS (SELECT 1 FROM pending WHERE thread_id = ?1 "
@@ -253,11 +258,11 @@ def _put(
             record.payload,
         ),
     )
-    if messages:
-        db.executemany(
-            "INSERT OR IGNORE INTO messages (thread_id, key, data) VALUES (?, ?, ?)",
-            [(thread_id, key, data) for key, data in messages.items()],
-        )
+    if len(messages) == 1:  # a step's usual one new message: no list for executemany
+        ((key, data),) = messages.items()
+        db.execute(_PUT_MESSAGE, (thread_id, key, data))
+    elif messages:
+        db.executemany(_PUT_MESSAGE, [(thread_id, key, data) for key, data in messages.items()])
     if pending:
         db.execute(
             "DELETE FROM pending WHERE thread_id = ? AND checkpoint_id = ?",
@@ -405,12 +410,12 @@ class SQLiteCheckpointer(BaseCheckpointer):
     def put_pending(
         self, thread_id: str, checkpoint_id: str, writes: Sequence[PendingWrite]
     ) -> None:
+        rows = [(thread_id, checkpoint_id, w.task_index, w.payload) for w in writes]
+        if len(rows) == 1:  # a `once` result, as it returns: one statement is a transaction
+            self._db().execute(_PUT_PENDING, rows[0])
+            return
         with self._write() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO pending (thread_id, checkpoint_id, task_index, payload) "
-                "VALUES (?, ?, ?, ?)",
-                [(thread_id, checkpoint_id, w.task_index, w.payload) for w in writes],
-            )
+            db.executemany(_PUT_PENDING, rows)
 
     # -- leases (the machine's wall clock: every process on one file shares it) ------
 
