@@ -56,10 +56,12 @@ class Plan:
 
     def __init__(self, builder: StateGraph) -> None:
         self.nodes = builder.nodes
-        self.all_sync = not any(spec.is_async for spec in self.nodes.values()) and not any(
-            branch.is_async for branch in builder.branches
-        )
-        """No node or branch is async: a sync run may step the loop by hand (`run_sync`)."""
+        self.all_sync = not any(
+            spec.is_async and not getattr(spec.fn, "runs_without_task", False)
+            for spec in self.nodes.values()
+        ) and not any(branch.is_async for branch in builder.branches)
+        """No node or branch runs user async code (a ToolNode of sync tools is async only in
+        flowgraph's code): a sync run may step the loop by hand (`run_sync`)."""
         successors: dict[str, list[str]] = {}
         for a, b in builder.direct_edges():
             successors.setdefault(a, []).append(b)

@@ -194,6 +194,13 @@ class ToolNode:
     def __repr__(self) -> str:
         return f"ToolNode([{', '.join(self.tools)}])"
 
+    @property
+    def runs_without_task(self) -> bool:
+        """Whether a sync `invoke` may step this node without an asyncio Task (see
+        `flowgraph.graph._bridge.run_sync`): only flowgraph's code awaits in it, since
+        no tool is async and there is no timeout (`asyncio.timeout` needs a Task)."""
+        return self.timeout is None and not any(tool.is_async for tool in self.tools.values())
+
     # -- running --------------------------------------------------------------
 
     async def __call__(self, state: Any) -> dict[str, list[ToolMessage]] | Command[Any]:

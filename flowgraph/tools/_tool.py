@@ -383,6 +383,10 @@ class Tool:
             else:
                 result = await offload(functools.partial(self.func, *positional, **named))
             if type(result) is not str and inspect.isawaitable(result):
+                # a sync function that returned a coroutine: its code may need a Task (a
+                # ToolNode of sync tools is stepped without one, see `runs_without_task`)
+                if asyncio.current_task() is None:
+                    result = asyncio.ensure_future(result)
                 result = await result
         return self._check_result(result)
 

@@ -173,3 +173,51 @@ def test_under_ainvoke_a_blocking_tool_does_not_hold_up_other_runs() -> None:
     first, _ = asyncio.run(both())
     assert first.messages[2].text == "released"
     assert tool_threads and tool_threads[0] != loop_threads[0]
+
+
+def test_a_toolnode_of_sync_tools_is_stepped_without_a_task_under_invoke() -> None:
+    """Only flowgraph's code awaits in it, so the sync `invoke` steps the run by hand
+    (no asyncio Task, no loop turn); an async tool or a timeout needs a Task."""
+
+    @tool
+    def lookup(q: str) -> str:
+        """Look something up."""
+        tasks.append(asyncio.current_task())
+        return f"found {q}"
+
+    @tool
+    async def alookup(q: str) -> str:
+        """Look something up, asynchronously."""
+        return q
+
+    tasks: list[Any] = []
+    assert ToolNode([lookup]).runs_without_task
+    assert not ToolNode([lookup, alookup]).runs_without_task
+    assert not ToolNode([lookup], timeout=5).runs_without_task
+    calls: list[ToolCall] = [{"id": "c1", "name": "lookup", "args": {"q": "x"}}]
+    app = react([lookup], calls)
+    assert app.engine.plan.all_sync
+    assert not react([lookup], calls, timeout=5).engine.plan.all_sync
+    out = app.invoke({"messages": [HumanMessage("go")]}, thread_id="t")
+    assert [m.text for m in out.messages] == ["go", "", "found x", "done"]
+    assert tasks == [None]
+
+
+def test_a_sync_tool_that_returns_a_coroutine_gets_a_task_for_it() -> None:
+    """Stepped without a Task, the ToolNode still runs such a coroutine inside one, so
+    `asyncio.timeout` (which needs a Task) works in it."""
+
+    async def timed(q: str) -> str:
+        async with asyncio.timeout(5):
+            await asyncio.sleep(0)
+        return f"timed {q}"
+
+    @tool
+    def later(q: str) -> Any:
+        """Answer through a coroutine."""
+        return timed(q)
+
+    app = react([later], [{"id": "c1", "name": "later", "args": {"q": "x"}}])
+    assert app.engine.plan.all_sync
+    out = app.invoke({"messages": [HumanMessage("go")]}, thread_id="t")
+    assert out.messages[2].text == "timed x"
