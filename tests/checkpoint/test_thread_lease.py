@@ -420,12 +420,14 @@ def test_a_short_lease_is_renewed_while_the_keeper_sleeps_for_a_long_one(
     long_gate, short_gate = Gate(), Gate()
     long_app, short_app = gated_app(slow, long_gate), gated_app(fast, short_gate)
     t = tid()
-    runs = [
-        start_in_thread(app.invoke, {"messages": [HumanMessage("hold")]}, thread_id=t)[0]
-        for app in (long_app, short_app)
-    ]
+    runs = [start_in_thread(long_app.invoke, {"messages": [HumanMessage("hold")]}, thread_id=t)[0]]
     try:
-        assert long_gate.entered.wait(10) and short_gate.entered.wait(10)
+        assert long_gate.entered.wait(10)  # the keeper now sleeps ~20 s, for the long lease
+        time.sleep(0.05)
+        runs.append(
+            start_in_thread(short_app.invoke, {"messages": [HumanMessage("hold")]}, thread_id=t)[0]
+        )
+        assert short_gate.entered.wait(10)
         time.sleep(1.2)  # three of the short lease's lengths
         holder = fast.acquire_lease(t, "intruder", FOREIGN, 0.4)
         assert holder is not None and holder.run_id != "intruder"
