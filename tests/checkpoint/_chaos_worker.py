@@ -23,8 +23,8 @@ Jobs (`mode`):
 - `drive`: bring `threads` to `turns` finished turns, from whatever is stored.
 - `race`: every child starts a run on one thread at `start_at`; reports WON or
   REFUSED with the time it took to be refused.
-- `worker`: loop over `threads` in a random order, advancing any that is
-  not busy by one run, until all are finished.
+- `worker`: once the file `go` exists, loop over `threads` in a random order,
+  advancing any that is not busy by one run, until all are finished.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from flowgraph import (
@@ -257,7 +258,9 @@ def _worker(job: dict[str, Any], child: int) -> None:
     threads = list(job["threads"])
     apps = {t: build_app(store, log, killer, t) for t in threads}
     rng = random.Random(os.getpid())
-    time.sleep(max(0.0, job.get("start_at", 0) - time.time()))
+    go = Path(job["go"])  # the test makes it once it knows every child's pid
+    while not go.exists():
+        time.sleep(0.001)
     runs = refused = 0
     while threads:
         rng.shuffle(threads)

@@ -288,7 +288,7 @@ def test_workers_racing_over_many_threads_with_a_kill_waste_at_most_the_kill(
             "turns": turns,
             "children": workers,
             "log": str(log_path),
-            "start_at": time.time() + 0.3,
+            "go": str(tmp_path / "go"),
         }
     )
     pids = []
@@ -297,6 +297,9 @@ def test_workers_racing_over_many_threads_with_a_kill_waste_at_most_the_kill(
         if len(parts) > 2 and parts[0] == job and parts[1] == "CHILD":
             pids.append(int(parts[2]))
     victim = random.choice(pids)
+    # the workers start only now: on a loaded machine they could otherwise all be done
+    # before this test got to read their pids, and the kill would find no work to cut
+    (tmp_path / "go").touch()
     # kill one worker once some work is done, wherever it is
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
