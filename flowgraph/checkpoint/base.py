@@ -160,6 +160,10 @@ def kept_after_prune(
     return keep
 
 
+_ONE_WRITE: dict[tuple[type, str], bool] = {}
+"""(checkpointer class, hook) -> `writes_leases_with_steps`, worked out once per class."""
+
+
 class BaseCheckpointer(ABC):
     """Storage for checkpoints. Subclasses implement the sync methods; async ones follow.
 
@@ -200,13 +204,15 @@ class BaseCheckpointer(ABC):
     ) -> ThreadLease | None:
         """Take the thread's lease for `run_id` of `owner` if it is free or expired (no
         takeover: see `acquire_lease`) and `put` a run's first write, as one write where
-        the store can.
+        the store can (`_put_and_acquire`).
 
         Returns None when both happened, or the holder when another run holds the
         thread (nothing stored). Raises ConcurrentRunError when the head moved:
-        nothing stored and no lease taken. The default takes the lease, then puts
+        nothing stored and no lease taken. Otherwise it takes the lease, then puts
         (giving the lease back if the put fails).
         """
+        if self.writes_leases_with_steps("_put_and_acquire"):
+            return self._put_and_acquire(record, expected_head, messages, run_id, owner, lease_s)
         holder = self.acquire_lease(record.thread_id, run_id, owner, lease_s)
         if holder is not None:
             return holder
@@ -227,15 +233,51 @@ class BaseCheckpointer(ABC):
         run_id: str,
         owner: str,
     ) -> bool:
-        """`put` a run's last step and, where the store can make it one write, give back
-        the lease `run_id` of `owner` holds (see `release_lease`) in the same transaction.
+        """`put` a run's last step and, where the store can make it one write
+        (`_put_and_release`), give back the lease `run_id` of `owner` holds in the same
+        transaction: the step then costs one write transaction instead of two.
 
-        Returns whether the lease was given back; the default only puts (False),
-        and the run then calls `release_lease` itself. A run's last step thus
-        costs one write transaction instead of two.
+        Returns whether the lease was given back; otherwise it only puts (False),
+        and the run then calls `release_lease` itself.
         """
+        if self.writes_leases_with_steps("_put_and_release"):
+            return self._put_and_release(record, expected_head, messages, run_id, owner)
         self.put(record, expected_head=expected_head, messages=messages)
         return False
+
+    def writes_leases_with_steps(self, hook: str) -> bool:
+        """Whether this store does `hook` (`_put_and_acquire`, `_put_and_release`) in one
+        write: its class, or a base, has one next to the `put` it uses. A subclass that
+        overrides `put` gets the two-write way, so its `put` sees every step."""
+        known = _ONE_WRITE.get((type(self), hook))
+        if known is None:
+            writer = next(c for c in type(self).__mro__ if hook in c.__dict__)
+            known = writer is not BaseCheckpointer and type(self).put is writer.put  # type: ignore[attr-defined]
+            _ONE_WRITE[(type(self), hook)] = known
+        return known
+
+    def _put_and_acquire(
+        self,
+        record: CheckpointRecord,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+        lease_s: float,
+    ) -> ThreadLease | None:
+        """`put_and_acquire` as one write: a backend that can overrides this."""
+        raise NotImplementedError
+
+    def _put_and_release(
+        self,
+        record: CheckpointRecord,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+    ) -> bool:
+        """`put_and_release` as one write: a backend that can overrides this."""
+        raise NotImplementedError
 
     @abstractmethod
     def put_pending(

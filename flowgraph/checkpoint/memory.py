@@ -69,25 +69,15 @@ class MemoryCheckpointer(BaseCheckpointer):
         if record.parent_id is not None:
             thread.pending.pop(record.parent_id, None)
 
-    def put_and_acquire(
+    def _put_and_acquire(
         self,
         record: CheckpointRecord,
-        *,
         expected_head: str | None,
         messages: Mapping[str, bytes],
         run_id: str,
         owner: str,
         lease_s: float,
     ) -> ThreadLease | None:
-        if type(self).put is not MemoryCheckpointer.put:  # a subclass's put sees every step
-            return super().put_and_acquire(
-                record,
-                expected_head=expected_head,
-                messages=messages,
-                run_id=run_id,
-                owner=owner,
-                lease_s=lease_s,
-            )
         thread_id = record.thread_id
         now = time.monotonic()
         with self._lock:
@@ -98,19 +88,14 @@ class MemoryCheckpointer(BaseCheckpointer):
             self._leases[thread_id] = (run_id, owner, now + lease_s)
         return None
 
-    def put_and_release(
+    def _put_and_release(
         self,
         record: CheckpointRecord,
-        *,
         expected_head: str | None,
         messages: Mapping[str, bytes],
         run_id: str,
         owner: str,
     ) -> bool:
-        if type(self).put is not MemoryCheckpointer.put:  # a subclass's put sees every step
-            return super().put_and_release(
-                record, expected_head=expected_head, messages=messages, run_id=run_id, owner=owner
-            )
         with self._lock:
             self._put(record, expected_head, messages)
             self._release(record.thread_id, run_id, owner)

@@ -212,20 +212,17 @@ class PostgresCheckpointer(BaseCheckpointer):
     ) -> None:
         self._put(record, expected_head, messages, None)
 
-    def put_and_release(
+    def _put_and_release(
         self,
         record: CheckpointRecord,
-        *,
         expected_head: str | None,
         messages: Mapping[str, bytes],
         run_id: str,
         owner: str,
     ) -> bool:
-        if expected_head is None or type(self).put is not PostgresCheckpointer.put:
-            # a new thread's first write (not a run's last), or a subclass's put to call
-            return super().put_and_release(
-                record, expected_head=expected_head, messages=messages, run_id=run_id, owner=owner
-            )
+        if expected_head is None:  # a new thread's first write, not a run's last
+            self._put(record, None, messages, None)
+            return False
         self._put(record, expected_head, messages, (run_id, owner))
         return True
 

@@ -358,25 +358,15 @@ class SQLiteCheckpointer(BaseCheckpointer):
         with self._write() as db:
             _put(db, record, expected_head, messages)
 
-    def put_and_acquire(
+    def _put_and_acquire(
         self,
         record: CheckpointRecord,
-        *,
         expected_head: str | None,
         messages: Mapping[str, bytes],
         run_id: str,
         owner: str,
         lease_s: float,
     ) -> ThreadLease | None:
-        if type(self).put is not SQLiteCheckpointer.put:  # a subclass's put sees every step
-            return super().put_and_acquire(
-                record,
-                expected_head=expected_head,
-                messages=messages,
-                run_id=run_id,
-                owner=owner,
-                lease_s=lease_s,
-            )
         thread_id = record.thread_id
         now = time.time()
         with self._write() as db:  # a held thread: nothing was written, nothing commits
@@ -389,19 +379,14 @@ class SQLiteCheckpointer(BaseCheckpointer):
             _put(db, record, expected_head, messages)
         return None
 
-    def put_and_release(
+    def _put_and_release(
         self,
         record: CheckpointRecord,
-        *,
         expected_head: str | None,
         messages: Mapping[str, bytes],
         run_id: str,
         owner: str,
     ) -> bool:
-        if type(self).put is not SQLiteCheckpointer.put:  # a subclass's put sees every step
-            return super().put_and_release(
-                record, expected_head=expected_head, messages=messages, run_id=run_id, owner=owner
-            )
         with self._write() as db:
             _put(db, record, expected_head, messages)
             db.execute(_RELEASE, (record.thread_id, run_id, owner))

@@ -309,7 +309,7 @@ class CompiledGraph(ThreadAPI):
             and not isinstance(input, Command)
             and options.checkpoint_id is None
             and START not in self.engine.plan.branches
-            and type(checkpointer).put_and_acquire is not BaseCheckpointer.put_and_acquire
+            and checkpointer.writes_leases_with_steps("_put_and_acquire")
         )
 
     async def _claiming_run(

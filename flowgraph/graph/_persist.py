@@ -22,10 +22,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from flowgraph._context import RunUsage
 from flowgraph._ids import scope_key
@@ -72,6 +71,8 @@ __all__ = [
     "referenced_messages",
     "step_scope",
 ]
+
+T = TypeVar("T")
 
 FORMAT_VERSION = 1
 MAX_STEPS_BETWEEN_SNAPSHOTS = 512
@@ -614,6 +615,10 @@ class Saver:
     def step_scope(self) -> str:
         return step_scope(self.cursor.thread_id, self.cursor.head)
 
+    async def _call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """A store call: from the run loop when `direct`, else on a worker thread."""
+        return fn(*args, **kwargs) if self.direct else await finish_off_loop(fn, *args, **kwargs)
+
     async def save_step(
         self,
         values: dict[str, Any],
@@ -650,36 +655,31 @@ class Saver:
             joins=joins,
             metadata=metadata,
         )
+        store, expected = self.checkpointer, cursor.expected
         if self.claim is not None:
             claim, self.claim = self.claim, None
-            first = partial(
-                self.checkpointer.put_and_acquire,
+            holder = await self._call(
+                store.put_and_acquire,
                 record,
-                expected_head=cursor.expected,
+                expected_head=expected,
                 messages=messages,
                 run_id=claim.run_id,
                 owner=process_owner(),
                 lease_s=claim.lease_s,
             )
-            holder = first() if self.direct else await finish_off_loop(first)
             if holder is not None:
                 raise LeaseHeld(holder)
         elif release is not None and not release.lost:
-            last = partial(
-                self.checkpointer.put_and_release,
+            release.released = await self._call(
+                store.put_and_release,
                 record,
-                expected_head=cursor.expected,
+                expected_head=expected,
                 messages=messages,
                 run_id=release.run_id,
                 owner=process_owner(),
             )
-            release.released = last() if self.direct else await finish_off_loop(last)
-        elif self.direct:
-            self.checkpointer.put(record, expected_head=cursor.expected, messages=messages)
         else:
-            await finish_off_loop(
-                self.checkpointer.put, record, expected_head=cursor.expected, messages=messages
-            )
+            await self._call(store.put, record, expected_head=expected, messages=messages)
         cursor.committed(record.checkpoint_id)
         if self.cache is not None:
             self.cache.put(record, values, tasks, joins, metadata, cursor)
@@ -705,9 +705,4 @@ class Saver:
         head = self.cursor.head
         assert head is not None, "a run saves its input step before any other"
         writes = [PendingWrite(task_index=i, payload=encode_pending(t)) for i, t in pending.items()]
-        if self.direct:
-            self.checkpointer.put_pending(self.cursor.thread_id, head, writes)
-        else:
-            await finish_off_loop(
-                self.checkpointer.put_pending, self.cursor.thread_id, head, writes
-            )
+        await self._call(self.checkpointer.put_pending, self.cursor.thread_id, head, writes)
