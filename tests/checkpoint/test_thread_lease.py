@@ -64,6 +64,13 @@ def gated_app(store: BaseCheckpointer, gate: Gate) -> Any:
     return g.compile(checkpointer=store)
 
 
+def open_app(store: BaseCheckpointer) -> tuple[Any, Gate]:
+    """`gated_app` with its gate open: the node answers at once (the gate still counts)."""
+    gate = Gate()
+    gate.go.set()
+    return gated_app(store, gate), gate
+
+
 def start_in_thread(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Thread, list[Any]]:
     outcome: list[Any] = []
 
@@ -175,9 +182,7 @@ def test_a_finished_run_gives_its_lease_back_in_its_last_steps_write(
         give_back(thread_id, run_id, owner)
 
     checkpointer.release_lease = counted  # type: ignore[method-assign]
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(checkpointer, gate)
+    app, _ = open_app(checkpointer)
     for text in ("one", "two"):
         app.invoke({"messages": [HumanMessage(text)]}, thread_id=t)
         assert checkpointer.read_lease(t) is None
@@ -198,9 +203,7 @@ def test_a_head_moved_between_the_runs_read_and_its_first_write_is_read_again(
             "PostgreSQL and Redis take it in a write of its own, memory has no second client"
         )
     t = tid()
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(checkpointer, gate)
+    app, gate = open_app(checkpointer)
     second = backend.make()  # another process's client, as far as leases go
     other = gated_app(second, gate)
     app.invoke({"messages": [HumanMessage("one")]}, thread_id=t)
@@ -234,9 +237,7 @@ def test_a_failure_right_after_the_input_write_leaves_no_lease_held(
     if backend.name not in INPUT_TAKES_LEASE:
         pytest.skip(f"{backend.name} takes a run's lease in a write of its own")
     t = tid()
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(checkpointer, gate)
+    app, gate = open_app(checkpointer)
     first_write = checkpointer.put_and_acquire
 
     def written_then_lost(record: Any, **kwargs: Any) -> Any:
@@ -308,9 +309,7 @@ def test_async_stream_closed_early_gives_the_lease_back(
     checkpointer: BaseCheckpointer, tid: ThreadIds
 ) -> None:
     t = tid()
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(checkpointer, gate)
+    app, _ = open_app(checkpointer)
 
     async def scenario() -> None:
         stream = app.astream({"messages": [HumanMessage("hi")]}, thread_id=t, mode="values")
@@ -362,9 +361,7 @@ def test_a_holder_on_another_machine_blocks_until_its_lease_expires(
     checkpointer: BaseCheckpointer, tid: ThreadIds
 ) -> None:
     t = tid()
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(checkpointer, gate)
+    app, gate = open_app(checkpointer)
     assert checkpointer.acquire_lease(t, "far-away", FOREIGN, 0.5) is None
     with pytest.raises(ConcurrentRunError, match="far-away"):
         app.invoke({"messages": [HumanMessage("hi")]}, thread_id=t)
@@ -380,9 +377,7 @@ def test_a_lease_left_by_this_process_with_no_run_holding_it_is_taken_over(
     from flowgraph.checkpoint._lease import process_owner
 
     t = tid()
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(checkpointer, gate)
+    app, _ = open_app(checkpointer)
     # a run of this process that could not give its lease back (say the store was down)
     assert checkpointer.acquire_lease(t, "stale", process_owner(), 60.0) is None
     app.invoke({"messages": [HumanMessage("hi")]}, thread_id=t)
@@ -445,9 +440,7 @@ def test_runs_one_after_another_do_not_wake_the_keeper_each_time(
     woken: list[None] = []
     notify = _registry.wake.notify
     monkeypatch.setattr(_registry.wake, "notify", lambda n=1: (woken.append(None), notify(n)))
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(checkpointer, gate)
+    app, _ = open_app(checkpointer)
     t = tid()
     for n in range(10):
         app.invoke({"messages": [HumanMessage(f"turn {n}")]}, thread_id=t)
@@ -554,9 +547,7 @@ def test_a_holder_deletes_and_prunes_under_its_own_claim(
     checkpointer: BaseCheckpointer, tid: ThreadIds
 ) -> None:
     t = tid()
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(checkpointer, gate)
+    app, _ = open_app(checkpointer)
     for text in ("one", "two"):  # each over MIN_BYTES_BETWEEN_SNAPSHOTS: prunable
         app.invoke({"messages": [HumanMessage(text * 10_000)]}, thread_id=t)
     app.claim_thread(t, run_id="tidy")
@@ -578,9 +569,7 @@ def test_claim_thread_reserves_it_for_a_run_that_adopts_it(
     checkpointer: BaseCheckpointer, tid: ThreadIds
 ) -> None:
     t = tid()
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(checkpointer, gate)
+    app, gate = open_app(checkpointer)
     app.claim_thread(t, run_id="queued")
     assert app.get_state(t).active_run == "queued"
     with pytest.raises(ConcurrentRunError, match="queued"):
@@ -637,9 +626,7 @@ def test_a_killed_holder_on_this_machine_is_taken_over_at_once(
     assert child.stdout.readline().strip() == "IN_NODE"
     store = backend.make()
     store.lease_s = 60.0
-    gate = Gate()
-    gate.go.set()
-    app = gated_app(store, gate)
+    app, gate = open_app(store)
     with pytest.raises(ConcurrentRunError, match="dead"):  # alive: busy
         app.invoke({"messages": [HumanMessage("too early")]}, thread_id=t)
     os.kill(child.pid, signal.SIGKILL)
