@@ -5,7 +5,8 @@ keyed by id (a message is stored once), pending writes, and a head per
 thread. A step is written by ONE statement whose data-modifying CTEs move
 the head (the compare-and-set), insert the record and the new messages, and
 clear the parent's pending writes, so it is one transaction and one round
-trip; a stale head moves nothing and so stores nothing.
+trip; a stale head moves nothing and so stores nothing. A run's first write
+takes the thread's lease in the same statement, and its last gives it back.
 
 Why sync, with the async twins in a worker thread (the BaseCheckpointer
 default) rather than psycopg's async pool: psycopg's sync and async APIs
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from typing import Any, TypeVar
 
 from flowgraph.checkpoint.base import (
@@ -107,6 +109,25 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema version this flowgraph writes; a store at a newer one is refused."""
 
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, created_at, base_id, payload"
+
+
+def _step_params(
+    record: CheckpointRecord, expected_head: str | None, messages: Mapping[str, bytes]
+) -> dict[str, Any]:
+    """The parameters of a step's statement (`put_new`, `put_next` and their variants)."""
+    return {
+        "thread": record.thread_id,
+        "id": record.checkpoint_id,
+        "expected": expected_head,
+        "now": time.time(),
+        "parent": record.parent_id,
+        "step": record.step,
+        "created": record.created_at,
+        "base": record.base_id,
+        "payload": record.payload,
+        "keys": list(messages),
+        "datas": list(messages.values()),
+    }
 
 
 def _record(row: tuple[Any, ...]) -> CheckpointRecord:
@@ -226,6 +247,43 @@ class PostgresCheckpointer(BaseCheckpointer):
         self._put(record, expected_head, messages, (run_id, owner))
         return True
 
+    def _put_and_acquire(
+        self,
+        record: CheckpointRecord,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+        lease_s: float,
+    ) -> ThreadLease | None:
+        thread_id = record.thread_id
+        params = _step_params(record, expected_head, messages)
+        params.update(run=run_id, owner=owner, lease=lease_s)
+        query = self._sql.put_new_acquire if expected_head is None else self._sql.put_next_acquire
+        while True:
+            row = self._run(lambda conn: conn.execute(query, params).fetchone())
+            assert row is not None  # the counts are always there
+            taken, moved, holder, holder_owner, expires_at = row
+            if moved:
+                return None
+            if taken:
+                break
+            if holder is not None:
+                return ThreadLease(
+                    thread_id=thread_id,
+                    run_id=str(holder),
+                    owner=str(holder_owner),
+                    expires_at=float(expires_at),
+                )
+            # the holder committed after this statement's snapshot was taken: ask again
+        found = self.head(thread_id)
+        if found == record.checkpoint_id:
+            return None  # a retry after a lost connection: the first attempt had committed
+        # the lease came without the step (rare: the head moved as the statement ran)
+        with suppress(Exception):
+            self.release_lease(thread_id, run_id, owner)
+        raise concurrent_run_error(thread_id, expected_head, found)
+
     def _put(
         self,
         record: CheckpointRecord,
@@ -235,20 +293,7 @@ class PostgresCheckpointer(BaseCheckpointer):
     ) -> None:
         """One statement: the step, and (`release`: run id, owner) the lease given back."""
         thread_id = record.thread_id
-        pairs = list(messages.items())
-        params = {
-            "thread": thread_id,
-            "id": record.checkpoint_id,
-            "expected": expected_head,
-            "now": time.time(),
-            "parent": record.parent_id,
-            "step": record.step,
-            "created": record.created_at,
-            "base": record.base_id,
-            "payload": record.payload,
-            "keys": [key for key, _ in pairs],
-            "datas": [data for _, data in pairs],
-        }
+        params = _step_params(record, expected_head, messages)
         if release is not None:
             params["run"], params["owner"] = release
         query = (
@@ -501,6 +546,34 @@ class _Statements:
             f", released AS (DELETE FROM {leases} WHERE thread_id = %(thread)s "
             "AND run_id = %(run)s AND owner = %(owner)s AND EXISTS (SELECT FROM moved)) "
             "SELECT count(*) FROM moved",
+        )
+        # The run's first write takes its lease: the head moves only if `taken` took it.
+        # Taken but not moved (the head moved under the run, or this statement's retry
+        # after its first attempt committed: the lease is retaken by its own run) is
+        # sorted out by the caller; the outer SELECT names the holder when not taken.
+        take = (
+            f"WITH taken AS (INSERT INTO {leases} AS l (thread_id, run_id, owner, expires_at) "
+            f"VALUES (%(thread)s, %(run)s, %(owner)s, {expiry}) ON CONFLICT (thread_id) "
+            "DO UPDATE SET run_id = excluded.run_id, owner = excluded.owner, "
+            "expires_at = excluded.expires_at WHERE l.expires_at <= clock_timestamp() "
+            "OR (l.run_id = excluded.run_id AND l.owner = excluded.owner) RETURNING 1), "
+        )
+        holder = (
+            " SELECT (SELECT count(*) FROM taken), (SELECT count(*) FROM moved), h.run_id, "
+            "h.owner, extract(epoch FROM h.expires_at)::float8 "
+            f"FROM (SELECT 1) AS one LEFT JOIN {leases} AS h ON h.thread_id = %(thread)s"
+        )
+        self.put_new_acquire = (
+            take + f"moved AS (INSERT INTO {threads} (thread_id, head, updated_at) "
+            "SELECT %(thread)s, %(id)s, %(now)s FROM taken "
+            "ON CONFLICT (thread_id) DO NOTHING RETURNING 1)"
+            + rest.replace(" SELECT count(*) FROM moved", holder)
+        )
+        self.put_next_acquire = (
+            take + f"moved AS (UPDATE {threads} SET head = %(id)s, updated_at = %(now)s "
+            "WHERE thread_id = %(thread)s AND head = %(expected)s "
+            "AND EXISTS (SELECT FROM taken) RETURNING 1)"
+            + rest.replace(" SELECT count(*) FROM moved", holder)
         )
         self.put_pending = (
             f"INSERT INTO {pending} (thread_id, checkpoint_id, task_index, payload) "

@@ -314,6 +314,49 @@ def test_a_repeated_put_of_a_committed_record_is_not_an_error(schema: str) -> No
             store.put(record("t", first), expected_head=first.checkpoint_id, messages={})
 
 
+def test_a_run_first_write_takes_the_lease_in_the_same_statement(schema: str) -> None:
+    """put_and_acquire is one statement: a failed step takes no lease, a repeat after the
+    first attempt committed (a lost connection) succeeds, and another run's live lease
+    keeps both the step and the lease out."""
+    with PostgresCheckpointer(URL, schema=schema) as store:
+        store.setup()
+        first = record("t")
+        lease = {"run_id": "run-a", "owner": "host#1/2/3", "lease_s": 30.0}
+        sql(
+            f"CREATE FUNCTION {schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF NEW.key = 'boom' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$"
+        )
+        sql(
+            f"CREATE TRIGGER refuse BEFORE INSERT ON {schema}.flowgraph_messages "
+            f"FOR EACH ROW EXECUTE FUNCTION {schema}.refuse()"
+        )
+        with pytest.raises(psycopg.errors.RaiseException, match="refused"):
+            store.put_and_acquire(first, expected_head=None, messages={"boom": b""}, **lease)
+        assert store.read_lease("t") is None and store.threads() == []
+
+        assert (
+            store.put_and_acquire(first, expected_head=None, messages={"m": b"q"}, **lease) is None
+        )
+        assert (
+            store.put_and_acquire(first, expected_head=None, messages={"m": b"q"}, **lease) is None
+        )
+        held = store.read_lease("t")
+        assert held is not None and (held.run_id, held.owner) == ("run-a", "host#1/2/3")
+        assert [r.checkpoint_id for r in store.history("t")] == [first.checkpoint_id]
+
+        second = record("t", first)
+        holder = store.put_and_acquire(
+            second, expected_head=first.checkpoint_id, messages={}, **{**lease, "run_id": "run-b"}
+        )
+        assert holder is not None and holder.run_id == "run-a"
+        assert store.head("t") == first.checkpoint_id
+        # a stale head: the lease the statement took is given back with the error
+        store.release_lease("t", "run-a", "host#1/2/3")
+        with pytest.raises(ConcurrentRunError, match="'t'"):
+            store.put_and_acquire(second, expected_head="stale", messages={}, **lease)
+        assert store.read_lease("t") is None and store.head("t") == first.checkpoint_id
+
+
 # -- connections ----------------------------------------------------------------------------
 
 
