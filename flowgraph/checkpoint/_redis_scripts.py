@@ -30,6 +30,8 @@ __all__ = [
     "PRUNE",
     "PURGE_INDEX",
     "PUT",
+    "PUT_AND_ACQUIRE",
+    "PUT_AND_RELEASE",
     "PUT_PENDING",
     "RELEASE_LEASE",
     "RENEW_LEASE",
@@ -42,39 +44,82 @@ THREAD_KEYS: Final = ("head", "ids", "links", "records", "messages", "pending")
 _REFRESH = """
 local function refresh(ttl_ms)
   if ttl_ms == '0' then
-    for i = 1, #KEYS do redis.call('PERSIST', KEYS[i]) end
+    for i = 1, 6 do redis.call('PERSIST', KEYS[i]) end
   else
     local now = redis.call('TIME')
     local deadline = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
       + tonumber(ttl_ms)
-    for i = 1, #KEYS do redis.call('PEXPIREAT', KEYS[i], string.format('%d', deadline)) end
+    for i = 1, 6 do redis.call('PEXPIREAT', KEYS[i], string.format('%d', deadline)) end
   end
 end
 """
+# the six THREAD_KEYS; a lease key after them (KEYS[7]) keeps its own expiry
 
-PUT: Final = (
+_PUT_STEP = (
     _REFRESH
     + """
 -- ARGV: has_expected expected checkpoint link record parent ttl_ms [message_key message]...
-local head = redis.call('GET', KEYS[1])
-if head == ARGV[3] then
-  return {1, head}  -- stored already: a retried call whose first reply was lost
+local function put()
+  local head = redis.call('GET', KEYS[1])
+  if head == ARGV[3] then
+    return {1, head}  -- stored already: a retried call whose first reply was lost
+  end
+  if ARGV[1] == '1' then
+    if head ~= ARGV[2] then return {0, head} end
+  elseif head then
+    return {0, head}
+  end
+  redis.call('SET', KEYS[1], ARGV[3])
+  redis.call('ZADD', KEYS[2], 0, ARGV[3])
+  redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+  redis.call('HSET', KEYS[4], ARGV[3], ARGV[5])
+  for i = 8, #ARGV, 2 do
+    redis.call('HSETNX', KEYS[5], ARGV[i], ARGV[i + 1])
+  end
+  if ARGV[6] ~= '' then redis.call('HDEL', KEYS[6], ARGV[6]) end
+  refresh(ARGV[7])
+  return {1, ARGV[3]}
 end
-if ARGV[1] == '1' then
-  if head ~= ARGV[2] then return {0, head} end
-elseif head then
-  return {0, head}
+"""
+)
+
+PUT: Final = _PUT_STEP + "return put()\n"
+
+# A run's first and last writes carry its lease (KEYS[7]); the lease's own arguments come
+# last, after the messages, and are taken off ARGV before `put` reads it.
+
+PUT_AND_ACQUIRE: Final = (
+    _PUT_STEP
+    + """
+-- ARGV: PUT's, then run owner lease_ms. Another run's lease: {2, run, owner, ms left}
+local lease_ms = table.remove(ARGV)
+local owner = table.remove(ARGV)
+local run = table.remove(ARGV)
+local held = redis.call('HMGET', KEYS[7], 'run', 'owner')
+if held[1] and not (held[1] == run and held[2] == owner) then
+  return {2, held[1], held[2], redis.call('PTTL', KEYS[7])}
 end
-redis.call('SET', KEYS[1], ARGV[3])
-redis.call('ZADD', KEYS[2], 0, ARGV[3])
-redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-redis.call('HSET', KEYS[4], ARGV[3], ARGV[5])
-for i = 8, #ARGV, 2 do
-  redis.call('HSETNX', KEYS[5], ARGV[i], ARGV[i + 1])
+local stored = put()
+if stored[1] == 1 then
+  redis.call('HSET', KEYS[7], 'run', run, 'owner', owner)
+  redis.call('PEXPIRE', KEYS[7], lease_ms)
 end
-if ARGV[6] ~= '' then redis.call('HDEL', KEYS[6], ARGV[6]) end
-refresh(ARGV[7])
-return {1, ARGV[3]}
+return stored
+"""
+)
+
+PUT_AND_RELEASE: Final = (
+    _PUT_STEP
+    + """
+-- ARGV: PUT's, then run owner: the lease is given back if the step is stored
+local owner = table.remove(ARGV)
+local run = table.remove(ARGV)
+local stored = put()
+if stored[1] == 1 then
+  local held = redis.call('HMGET', KEYS[7], 'run', 'owner')
+  if held[1] == run and held[2] == owner then redis.call('DEL', KEYS[7]) end
+end
+return stored
 """
 )
 

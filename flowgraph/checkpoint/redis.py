@@ -3,8 +3,10 @@
 Each write is one Lua script on the thread's own keys, holding the
 compare-and-set on the thread's head, the record, the new messages, the
 clearing of pending writes and the expiry refresh, so a step is stored
-whole or not at all. A thread's keys share the `{thread}` hash tag: on a
-Redis Cluster they live in one slot, where a script may touch them all.
+whole or not at all; a run's first step also takes the thread's lease in its
+script, and its last gives it back. A thread's keys share the `{thread}` hash
+tag: on a Redis Cluster they live in one slot, where a script may touch them
+all.
 
 The thread index (for `threads()`) is a sorted set in another slot, so it is
 kept apart from the scripts: a thread's first put adds it after the script,
@@ -67,6 +69,8 @@ class _Script:
 
 
 _PUT = _Script(scripts.PUT)
+_PUT_AND_ACQUIRE = _Script(scripts.PUT_AND_ACQUIRE)
+_PUT_AND_RELEASE = _Script(scripts.PUT_AND_RELEASE)
 _PUT_PENDING = _Script(scripts.PUT_PENDING)
 _PRUNE = _Script(scripts.PRUNE)
 _FORGET = _Script(scripts.FORGET)
@@ -233,6 +237,51 @@ class RedisCheckpointer(BaseCheckpointer):
         expected_head: str | None,
         messages: Mapping[str, bytes],
     ) -> None:
+        self._put(_PUT, record, expected_head, messages, [])
+
+    def _put_and_acquire(
+        self,
+        record: CheckpointRecord,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+        lease_s: float,
+    ) -> ThreadLease | None:
+        reply = self._put(
+            _PUT_AND_ACQUIRE, record, expected_head, messages, [run_id, owner, _ms(lease_s)]
+        )
+        if reply[0] != 2:
+            return None
+        _, holder, holder_owner, left_ms = reply
+        return ThreadLease(
+            thread_id=record.thread_id,
+            run_id=_text(holder),
+            owner=_text(holder_owner or b""),
+            expires_at=time.time() + max(int(left_ms), 0) / 1000,
+        )
+
+    def _put_and_release(
+        self,
+        record: CheckpointRecord,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        run_id: str,
+        owner: str,
+    ) -> bool:
+        self._put(_PUT_AND_RELEASE, record, expected_head, messages, [run_id, owner])
+        return True
+
+    def _put(
+        self,
+        script: _Script,
+        record: CheckpointRecord,
+        expected_head: str | None,
+        messages: Mapping[str, bytes],
+        lease: list[object],
+    ) -> Any:
+        """A step by `script`: PUT, or with `lease` (its arguments) one that also takes or
+        gives back the thread's lease. Its reply, unless the head moved (then raises)."""
         thread_id = record.thread_id
         if "\n" in record.base_id:
             raise ValueError(f"base id {record.base_id!r} of thread {thread_id!r} holds a newline")
@@ -250,18 +299,25 @@ class RedisCheckpointer(BaseCheckpointer):
         ]
         for key, data in messages.items():
             args += (key, data)
+        args += lease
         keys = self._keys(thread_id)
+        if lease:
+            keys.append(self._lease_key(thread_id))
         if expected_head is None:
-            stored, head = self._put_listed(thread_id, keys, args)
+            reply = self._put_listed(script, thread_id, keys, args)
         else:
-            stored, head = _PUT(self.client, keys, args)
-        if not stored:
+            reply = script(self.client, keys, args)
+        if reply[0] == 0:
+            head = reply[1]
             raise concurrent_run_error(
                 thread_id, expected_head, None if head is None else _text(head)
             )
+        return reply
 
-    def _put_listed(self, thread_id: str, keys: list[str], args: list[object]) -> Any:
-        """The PUT script of a thread's first step, between two index entries, in one round trip.
+    def _put_listed(
+        self, script: _Script, thread_id: str, keys: list[str], args: list[object]
+    ) -> Any:
+        """The `script` of a thread's first step, between two index entries, in one round trip.
 
         The entry before the script keeps the thread listed if this process
         dies right after it; the one after (a higher score) survives a
@@ -272,13 +328,13 @@ class RedisCheckpointer(BaseCheckpointer):
         def attempt() -> Any:
             with self.client.pipeline(transaction=False) as pipe:
                 pipe.zadd(self._index, {thread_id: score})
-                pipe.evalsha(_PUT.sha, len(keys), *keys, *args)  # type: ignore[arg-type]
+                pipe.evalsha(script.sha, len(keys), *keys, *args)  # type: ignore[arg-type]
                 pipe.zadd(self._index, {thread_id: score + 1})
                 return pipe.execute(raise_on_error=False)[1]
 
         reply = attempt()
         if isinstance(reply, NoScriptError):  # a new or restarted server, or SCRIPT FLUSH
-            self.client.script_load(_PUT.source)
+            self.client.script_load(script.source)
             reply = attempt()
         if isinstance(reply, Exception):
             raise reply

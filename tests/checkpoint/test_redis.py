@@ -365,6 +365,16 @@ def test_scripts_are_loaded_again_after_the_server_forgot_them(cluster_url: str)
             lambda: extend(store, "new", 1),  # the first put of a thread: a pipeline
             lambda: extend(store, "new", 1),  # a later one: the script alone
             lambda: store.put_pending("t", first.checkpoint_id, []),
+            lambda: store.put_and_acquire(  # a run's first write, a new thread: a pipeline
+                record("run"), expected_head=None, messages={}, run_id="r", owner="o", lease_s=9
+            ),
+            lambda: store.put_and_release(
+                record("run", store.get("run", store.head("run") or "")),
+                expected_head=store.head("run"),
+                messages={},
+                run_id="r",
+                owner="o",
+            ),
             lambda: store.history("t"),
             lambda: store.chain("t", second.checkpoint_id),
             lambda: store.forget_messages("t", {"m1"}),
@@ -373,8 +383,9 @@ def test_scripts_are_loaded_again_after_the_server_forgot_them(cluster_url: str)
         for call in calls:
             store.client.script_flush()
             call()
-        assert store.threads() == ["new", "t"]
-        assert len(store.history("new")) == 2
+        assert store.threads() == ["new", "run", "t"]
+        assert len(store.history("new")) == 2 and len(store.history("run")) == 2
+        assert store.read_lease("run") is None
         assert store.messages("t", ["m0", "m1"]) == {"m1": b"message"}
         for thread_id in store.threads():
             store.delete_thread(thread_id)
@@ -413,6 +424,44 @@ def test_a_retried_put_whose_reply_was_lost_succeeds_once(make: Make) -> None:
     store.put(again, expected_head=first.checkpoint_id, messages={"a": b"1"})
     store.put(again, expected_head=first.checkpoint_id, messages={"a": b"1"})  # the resend
     assert store.history("t") == [again, first]
+
+
+def test_a_runs_first_and_last_writes_carry_its_lease_which_keeps_its_own_expiry(
+    make: Make, admin: Any
+) -> None:
+    """One script each: the lease key (same hash tag) is not given the thread's deadline,
+    a resend after a lost reply succeeds, and another run's lease keeps the step out."""
+    store = make(ttl=60)
+    first = record("t")
+    lease_key = store.thread_keys("t")["head"].rsplit(":", 1)[0] + ":lease"
+    assert (
+        store.put_and_acquire(
+            first, expected_head=None, messages={"m": b"q"}, run_id="run-a", owner="h", lease_s=5
+        )
+        is None
+    )
+    assert (
+        store.put_and_acquire(  # the resend
+            first, expected_head=None, messages={"m": b"q"}, run_id="run-a", owner="h", lease_s=5
+        )
+        is None
+    )
+    assert 0 < admin.pttl(lease_key) <= 5_000
+    assert all(
+        50_000 < admin.pttl(key) for key in store.thread_keys("t").values() if admin.exists(key)
+    )
+    second = record("t", first)
+    holder = store.put_and_acquire(
+        second, expected_head=first.checkpoint_id, messages={}, run_id="run-b", owner="h", lease_s=5
+    )
+    assert holder is not None and (holder.run_id, holder.owner) == ("run-a", "h")
+    assert 0 < holder.expires_at - time.time() <= 5
+    assert store.head("t") == first.checkpoint_id
+    assert store.put_and_release(
+        second, expected_head=first.checkpoint_id, messages={}, run_id="run-a", owner="h"
+    )
+    assert admin.exists(lease_key) == 0 and store.head("t") == second.checkpoint_id
+    assert store.history("t") == [second, first]
 
 
 # -- what the conformance suite cannot damage from outside -----------------------------------

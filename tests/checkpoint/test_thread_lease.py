@@ -37,8 +37,6 @@ from flowgraph.graph._lease import _registry
 from .conftest import Backend, ThreadIds
 
 FOREIGN = "other-host#00000000#1/4242/99"
-INPUT_TAKES_LEASE = {"memory", "sqlite", "postgres"}
-"""Backends whose `put_and_acquire` takes a run's lease in its input's write."""
 
 
 class Gate:
@@ -170,7 +168,7 @@ def test_the_lease_is_given_back_when_a_run_pauses_or_fails(
 
 
 def test_a_finished_run_gives_its_lease_back_in_its_last_steps_write(
-    backend: Backend, checkpointer: BaseCheckpointer, tid: ThreadIds
+    checkpointer: BaseCheckpointer, tid: ThreadIds
 ) -> None:
     """Where the store can, the last step's put also frees the thread: no write of its own."""
     t = tid()
@@ -187,8 +185,7 @@ def test_a_finished_run_gives_its_lease_back_in_its_last_steps_write(
         app.invoke({"messages": [HumanMessage(text)]}, thread_id=t)
         assert checkpointer.read_lease(t) is None
     assert texts(app, t) == ["one", "answer to one", "two", "answer to two"]
-    one_write = backend.name in ("memory", "sqlite", "postgres")
-    assert len(released) == (0 if one_write else 2), released
+    assert released == [], released
 
 
 def test_a_head_moved_between_the_runs_read_and_its_first_write_is_read_again(
@@ -197,11 +194,8 @@ def test_a_head_moved_between_the_runs_read_and_its_first_write_is_read_again(
     """The input write takes the lease (put_and_acquire) after the state was read without
     it; another run finishing in between makes that write fail, and the run starts over
     the usual way: lease first, then the thread as the other run left it."""
-    if backend.name not in ("sqlite", "postgres"):
-        pytest.skip(
-            "needs a second client of the same store whose input write takes the lease: "
-            "Redis takes it in a write of its own, memory has no second client"
-        )
+    if backend.name == "memory":
+        pytest.skip("needs a second client of the same store: memory has no second client")
     t = tid()
     app, gate = open_app(checkpointer)
     second = backend.make()  # another process's client, as far as leases go
@@ -232,10 +226,8 @@ def test_a_head_moved_between_the_runs_read_and_its_first_write_is_read_again(
 
 
 def test_a_failure_right_after_the_input_write_leaves_no_lease_held(
-    backend: Backend, checkpointer: BaseCheckpointer, tid: ThreadIds
+    checkpointer: BaseCheckpointer, tid: ThreadIds
 ) -> None:
-    if backend.name not in INPUT_TAKES_LEASE:
-        pytest.skip(f"{backend.name} takes a run's lease in a write of its own")
     t = tid()
     app, gate = open_app(checkpointer)
     first_write = checkpointer.put_and_acquire
