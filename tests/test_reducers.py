@@ -347,11 +347,24 @@ def reference(left: list[Any], right: list[Any]) -> list[Any]:
     return result
 
 
+def _made_by_a_first_write() -> MessageList:
+    return add_messages([], [H("a", "1"), H("b", "2"), H("c", "3")])  # type: ignore[return-value]
+
+
+def _made_by_a_long_update() -> MessageList:
+    """More than 8 plain messages into a list with positions: `_merge_plain`'s result."""
+    fill = [H(f"filler {i}", f"f{i}") for i in range(9)]
+    state = add_messages(add_messages([], [H("a", "1")]), [H("b", "2"), H("c", "3"), *fill])
+    assert isinstance(state, MessageList) and state._positions is not None
+    return state
+
+
+@pytest.mark.parametrize("made", [_made_by_a_first_write, _made_by_a_long_update])
 @pytest.mark.parametrize(("name", "mutate"), MUTATIONS, ids=[name for name, _ in MUTATIONS])
 def test_in_place_mutation_of_the_result_keeps_later_merges_correct(
-    name: str, mutate: Callable[[MessageList], Any]
+    name: str, mutate: Callable[[MessageList], Any], made: Callable[[], MessageList]
 ) -> None:
-    state = add_messages([], [H("a", "1"), H("b", "2"), H("c", "3")])
+    state = made()
     mutate(state)
     by_hand = list(state)
     update = [A("A", "1"), A("C", "3"), A("X", "x"), A("new", "n")]
