@@ -224,12 +224,40 @@ def test_sigkill_at_random_points_loses_nothing_and_repeats_nothing(
     print(f"\n{backend.name}: {trials} trials (seed {seed}), kills by point: {dict(died)}")
 
 
+def _slow_app(store: BaseCheckpointer) -> Any:
+    """The race job's graph (its node's answer aside): reads and extends its threads."""
+    from flowgraph import END, START, AIMessage, MessagesState, StateGraph
+
+    g = StateGraph(MessagesState)
+    g.add_node("slow", lambda s: {"messages": [AIMessage(f"answer to {s.messages[-1].text}")]})
+    g.add_edge(START, "slow")
+    g.add_edge("slow", END)
+    return g.compile(checkpointer=store)
+
+
+@pytest.mark.parametrize("continued", [False, True], ids=["new-thread", "continued-thread"])
 @pytest.mark.parametrize("children", [2, 4, 8])
 def test_racing_processes_one_proceeds_the_others_fail_fast_without_a_trace(
-    chaos_server: ForkServer, backend: Backend, tid: ThreadIds, tmp_path: Path, children: int
+    chaos_server: ForkServer,
+    backend: Backend,
+    tid: ThreadIds,
+    tmp_path: Path,
+    children: int,
+    continued: bool,
 ) -> None:
+    """Each racer's input write takes the lease with it (`put_and_acquire`), on a new
+    thread and on one with a turn already stored: one wins, the rest are refused."""
     where = store_job(backend)
     thread = tid()
+    before: list[str] = []
+    if continued:
+        store = backend.make()
+        try:
+            setup = {"messages": [("user", "setup")]}
+            _slow_app(store).invoke(setup, thread_id=thread)
+        finally:
+            store.close()
+        before = ["setup", "answer to setup"]
     log_path = tmp_path / "events.log"
     hold = 1.5
     job = chaos_server.submit(
@@ -257,15 +285,10 @@ def test_racing_processes_one_proceeds_the_others_fail_fast_without_a_trace(
     assert ran == [f"race {won[0]}"]  # no loser's node ran
     store = backend.make()
     try:
-        from flowgraph import END, START, MessagesState, StateGraph
-
-        g = StateGraph(MessagesState)
-        g.add_node("slow", lambda s: {})
-        g.add_edge(START, "slow")
-        g.add_edge("slow", END)
-        app = g.compile(checkpointer=store)
+        app = _slow_app(store)
         texts = [m.text for m in app.get_state(thread).values.messages]
-        assert texts == [f"from {won[0]}", f"answer to {won[0]}"]
+        assert texts == [*before, f"from {won[0]}", f"answer to {won[0]}"]
+        assert store.read_lease(thread) is None
         history = list(app.get_state_history(thread))
         assert [h.parent_id for h in history] == [h.checkpoint_id for h in history[1:]] + [None]
     finally:
