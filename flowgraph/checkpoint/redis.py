@@ -106,6 +106,16 @@ def _raw_score(score: object) -> bytes:
     return score if isinstance(score, bytes) else repr(score).encode()
 
 
+def _lease_of(thread_id: str, run: object, owner: object, left_ms: object) -> ThreadLease:
+    """A lease as a script or HMGET reads it: run, owner and the key's PTTL (ms left)."""
+    return ThreadLease(
+        thread_id=thread_id,
+        run_id=_text(run),
+        owner=_text(owner or b""),
+        expires_at=time.time() + max(int(cast(int, left_ms)), 0) / 1000,
+    )
+
+
 def _decode_record(
     thread_id: str, checkpoint_id: str, link: object, value: object
 ) -> CheckpointRecord:
@@ -251,15 +261,7 @@ class RedisCheckpointer(BaseCheckpointer):
         reply = self._put(
             _PUT_AND_ACQUIRE, record, expected_head, messages, [run_id, owner, _ms(lease_s)]
         )
-        if reply[0] != 2:
-            return None
-        _, holder, holder_owner, left_ms = reply
-        return ThreadLease(
-            thread_id=record.thread_id,
-            run_id=_text(holder),
-            owner=_text(holder_owner or b""),
-            expires_at=time.time() + max(int(left_ms), 0) / 1000,
-        )
+        return None if reply[0] != 2 else _lease_of(record.thread_id, *reply[1:])
 
     def _put_and_release(
         self,
@@ -371,15 +373,7 @@ class RedisCheckpointer(BaseCheckpointer):
         reply = _ACQUIRE_LEASE(
             self.client, [self._lease_key(thread_id)], [run_id, owner, _ms(lease_s), *dead]
         )
-        if reply[0] == 1:
-            return None
-        _, holder, holder_owner, left_ms = reply
-        return ThreadLease(
-            thread_id=thread_id,
-            run_id=_text(holder),
-            owner=_text(holder_owner or b""),
-            expires_at=time.time() + max(int(left_ms), 0) / 1000,
-        )
+        return None if reply[0] == 1 else _lease_of(thread_id, *reply[1:])
 
     def renew_lease(self, thread_id: str, run_id: str, owner: str, lease_s: float) -> bool:
         key = [self._lease_key(thread_id)]
@@ -396,12 +390,7 @@ class RedisCheckpointer(BaseCheckpointer):
             (run, owner), left_ms = pipe.execute()
         if run is None or int(left_ms) <= 0:
             return None
-        return ThreadLease(
-            thread_id=thread_id,
-            run_id=_text(run),
-            owner=_text(owner or b""),
-            expires_at=time.time() + int(left_ms) / 1000,
-        )
+        return _lease_of(thread_id, run, owner, left_ms)
 
     # -- reading ------------------------------------------------------------------
 

@@ -94,6 +94,19 @@ def record(
     )
 
 
+def refuse_message(schema: str, key: str) -> None:
+    """Make the server reject inserting the message `key` (after the head moved in the
+    statement), as a full disk or a constraint would."""
+    sql(
+        f"CREATE FUNCTION {schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        f"IF NEW.key = '{key}' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$"
+    )
+    sql(
+        f"CREATE TRIGGER refuse BEFORE INSERT ON {schema}.flowgraph_messages "
+        f"FOR EACH ROW EXECUTE FUNCTION {schema}.refuse()"
+    )
+
+
 @pytest.fixture
 def schema() -> Iterator[str]:
     name = f"fg_pgtest_{uuid.uuid4().hex[:12]}"
@@ -273,15 +286,7 @@ def test_a_step_whose_message_insert_fails_stores_nothing(schema: str) -> None:
     with PostgresCheckpointer(URL, schema=schema) as store:
         first = record("t")
         store.put(first, expected_head=None, messages={"m0": b"0"})
-        # the server rejects one message of the next step, after the head moved in the statement
-        sql(
-            f"CREATE FUNCTION {schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            "IF NEW.key = 'boom' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$"
-        )
-        sql(
-            f"CREATE TRIGGER refuse BEFORE INSERT ON {schema}.flowgraph_messages "
-            f"FOR EACH ROW EXECUTE FUNCTION {schema}.refuse()"
-        )
+        refuse_message(schema, "boom")
         second = record("t", first)
         store.put_pending("t", first.checkpoint_id, [])  # nothing to keep: a no-op
         with pytest.raises(psycopg.errors.RaiseException, match="refused"):
@@ -322,14 +327,7 @@ def test_a_run_first_write_takes_the_lease_in_the_same_statement(schema: str) ->
         store.setup()
         first = record("t")
         lease = {"run_id": "run-a", "owner": "host#1/2/3", "lease_s": 30.0}
-        sql(
-            f"CREATE FUNCTION {schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            "IF NEW.key = 'boom' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$"
-        )
-        sql(
-            f"CREATE TRIGGER refuse BEFORE INSERT ON {schema}.flowgraph_messages "
-            f"FOR EACH ROW EXECUTE FUNCTION {schema}.refuse()"
-        )
+        refuse_message(schema, "boom")
         with pytest.raises(psycopg.errors.RaiseException, match="refused"):
             store.put_and_acquire(first, expected_head=None, messages={"boom": b""}, **lease)
         assert store.read_lease("t") is None and store.threads() == []
