@@ -95,8 +95,8 @@ def record(
 
 
 def refuse_message(schema: str, key: str) -> None:
-    """Make the server reject inserting the message `key` (after the head moved in the
-    statement), as a full disk or a constraint would."""
+    """Make the server reject inserting the message `key`, as a full disk or a constraint
+    would: the statement fails after its other writes ran, so none of them may stay."""
     sql(
         f"CREATE FUNCTION {schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
         f"IF NEW.key = '{key}' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$"
