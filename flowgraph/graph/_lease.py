@@ -2,18 +2,42 @@
 
 `claim` takes the lease in the checkpointer (so it holds across processes
 and machines) or fails at once with ConcurrentRunError naming the holder;
-with `wait`, it waits for the holder to finish instead. A run with a fresh
-input on a store that can do it takes the lease in its input's write
-(`enter_claim`, then `put_and_acquire`), and falls back to `claim` if the
-thread is held or moved meanwhile. A holder that is a
+with `wait`, it waits for the holder to finish instead. A holder that is a
 dead process of this machine is taken over at once; one elsewhere only
 after its lease ran `lease_s` without renewal.
 
+The protocol, write by write (every write is a compare-and-set on the head
+the run last read or wrote, so a failed one stores nothing and leaves the
+last checkpoint as it was):
+
+- **A fresh input** (no resume, Command, fork or caller's run id) on a store
+  that can do it is read without the lease: the run loads the head, builds
+  its input step on it, and the input's write takes the lease and moves the
+  head in one atomic step (`enter_claim`, then `put_and_acquire`).
+- **Its write finds the thread held**: nothing is stored; the run claims it
+  the usual way (wait, take over a dead holder, or refuse naming the holder).
+- **Its write finds the head moved** (another run's turn finished between
+  this run's read and its write): nothing is stored; the run starts over
+  lease first and reads the head again, so its input lands after that turn,
+  as if the call had come a moment later. An input the thread already holds
+  (its messages, with their own ids, all there with the same content) is not
+  a new turn: the run resumes instead, a no-op on a finished turn
+  (`_start._redelivered`). Without that rule a worker that read the state,
+  decided to send turn k and lost the race re-ran turn k on top of the
+  winner's: the agent answered the old turn again and its tools ran twice.
+- **A resume, a Command, a fork, a caller's run id**: lease first (`claim`),
+  then the head is read under it; the write's compare-and-set fails only if
+  the lease was lost meanwhile.
+- **The last step** gives the lease back in its own write (`put_and_release`)
+  where the store can; otherwise `release` follows the write.
+
 While a run lives, one keeper thread per process renews its lease every
 third of `lease_s`, whatever the run is doing (a long sync node, a model
-stream), and marks the lease lost if the store says another run took it:
-the run then stops at its next step with ConcurrentRunError. The head
-compare-and-set on every write stays as the second line of defence.
+stream); a renewal that fails (the store unreachable) is tried again after
+a sixth, so two tries fit before the lease runs out. The keeper marks the
+lease lost if the store says another run took it: the run then stops at
+its next step with ConcurrentRunError, and its next write's compare-and-set
+would refuse it anyway.
 """
 
 from __future__ import annotations

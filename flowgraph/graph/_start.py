@@ -26,7 +26,7 @@ from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, ThreadC
 from flowgraph.graph._plan import Task, TaskResult, apply_writes, next_tasks
 from flowgraph.graph._runner import PASSED_UP, Engine, Run, _command_writes, start_tasks
 from flowgraph.graph._types import MISSING, START, Budget, Command, Send, StreamPart
-from flowgraph.messages import AIMessage, ToolMessage
+from flowgraph.messages import AIMessage, BaseMessage, ToolMessage
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
@@ -251,6 +251,11 @@ async def prepare_run(
         # the thread, so go on from where it got to; the compare-and-set on this head
         # keeps a delivery still running elsewhere from interleaving with this one.
         input, command, resuming = None, None, True
+    elif loaded is not None and not forking and not resuming and command is None:
+        if _redelivered(engine, loaded.values, input):
+            # The input is in the thread already (see _redelivered): it was taken before,
+            # by this caller or a racing one, so its turn is not run a second time.
+            input, resuming = None, True
     run.saver = Saver(
         checkpointer,
         state,
@@ -282,6 +287,35 @@ async def prepare_run(
     patches = _unanswered_tool_calls(engine, run.values) if loaded is not None else {}
     await _apply_input(engine, run, input, step=run.step + 1 if loaded else 0, patches=patches)
     return run
+
+
+def _redelivered(engine: Engine, values: dict[str, Any], input: Any) -> bool:
+    """Whether a new input is one the thread took already: a redelivery, not a new turn.
+
+    So it is when the input carries messages, each with its own id, each of them
+    already in the thread with that id and the same content, and nothing else. Two
+    workers that read the same head and send the same next message (same id) then
+    make one turn, whichever writes first: the other's input finds its message in
+    the thread and resumes instead (a no-op when the turn finished). An edit (same
+    id, new content) and an input without ids apply as usual.
+    """
+    if not isinstance(input, (Mapping, BaseModel)):
+        return False
+    writes = _input_writes(engine, input)
+    fields = engine.state.message_fields
+    if not writes or not fields.issuperset(writes):
+        return False
+    for key, given in writes.items():
+        items = given if isinstance(given, (list, tuple)) else [given]
+        if not items:
+            return False
+        stored = {m.id: m for m in values.get(key) or ()}
+        for item in items:
+            if not isinstance(item, BaseMessage) or item.id is None:
+                return False
+            if stored.get(item.id) != item:
+                return False
+    return True
 
 
 def _nothing_to_resume(thread_id: str) -> InvalidUpdateError:
