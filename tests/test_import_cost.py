@@ -86,10 +86,15 @@ def test_a_graph_without_checkpointer_loads_no_codec_models_or_drivers() -> None
         assert graph.compile().invoke({"messages": [("user", "hello")]}).messages[-1].text == "hi"
         """
     )
-    assert roots(loaded) & {"hashlib", "httpx", "msgpack", "networkx", "sqlite3"} == set()
+    # third-party libraries by name; of the standard library only what flowgraph's own
+    # modules would pull in, asserted through those modules: what a dependency imports
+    # (pydantic 2.14 imports hashlib) is its business, not a regression of ours
+    assert roots(loaded) & {"httpx", "msgpack", "networkx", "sqlite3"} == set()
     for package in ("models", "nodes", "tools", "prompts", "viz", "store", "server"):
         assert not any(m.startswith(f"flowgraph.{package}") for m in loaded), package
-    assert "flowgraph.checkpoint.serde" not in loaded
+    # the checkpoint protocol (the engine's types) but no codec and no backend
+    protocol = {"flowgraph.checkpoint.base", "flowgraph.checkpoint._lease"}
+    assert {m for m in loaded if m.startswith("flowgraph.checkpoint.")} == protocol
 
 
 def test_a_react_graph_loads_tools_but_not_the_model_layer() -> None:
