@@ -9,7 +9,9 @@ at most 100 connections, and calls beyond that wait their turn without a
 pool timeout. (`_pool` explains why a pool is made of small httpx clients.)
 
 `http_source` is the exchange as effects (see `_call`): send, map an error
-status to its `ModelError` (carrying the provider's own message), retry 408,
+status to its `ModelError` (carrying the provider's own message; an answer
+saying the request itself is malformed, whatever its status, is a
+`BadRequestError`: see `_malformed`), retry 408,
 409, 429 and 5xx answers and connection failures and timeouts with
 exponential backoff -- honouring `retry-after-ms` and `Retry-After` up to
 60 s -- for at most `max_retries` retries, then parse the body or the
@@ -63,6 +65,7 @@ from flowgraph.models._call import (
     Source,
 )
 from flowgraph.models._framing import decode_json
+from flowgraph.models._malformed import malformed_request
 from flowgraph.models._pool import AsyncConnectionPool, ConnectionPool
 
 __all__ = [
@@ -162,11 +165,32 @@ def error_for_status(
     headers: Mapping[str, str],
     body: bytes,
     provider_message: str | None,
+    *,
+    where: str | None = None,
 ) -> ModelError:
-    """The `ModelError` subclass for an HTTP error status, with the provider's own words."""
-    cls, hint = _STATUS_ERRORS.get(status, (ServerError if status >= 500 else ModelError, ""))
+    """The `ModelError` subclass for an HTTP error status, with the provider's own words.
+
+    An answer that says the request itself is malformed (`malformed_request`:
+    llama.cpp's 500 "Failed to parse tool call arguments as JSON", ...) is a
+    `BadRequestError` whatever its status, so it is not retried; its message
+    names the server (`where`, and the ``Server`` header when there is one),
+    the problem, and what to do.
+    """
     said = provider_message or body[:500].decode("utf-8", "replace").strip() or "(empty body)"
     phrase = httpx.codes.get_reason_phrase(status)
+    malformed = malformed_request(status, provider_message, body)
+    if malformed is not None:
+        server = where or provider
+        software = headers.get("server")
+        if software:
+            server = f"{server} (server: {software})"
+        return BadRequestError(
+            f"{server} refused the request: {malformed.problem} ({status} {phrase}: "
+            f"{said.rstrip('.')}). {malformed.advice}",
+            status_code=status,
+            provider_message=provider_message,
+        )
+    cls, hint = _STATUS_ERRORS.get(status, (ServerError if status >= 500 else ModelError, ""))
     return cls(
         f"{provider} answered {status} {phrase}: {said}{hint}".replace("  ", " "),
         status_code=status,
@@ -176,7 +200,13 @@ def error_for_status(
 
 
 def is_retryable(error: ModelError) -> bool:
-    """Worth another attempt: overload, rate limits, server failures, the network."""
+    """Worth another attempt: overload, rate limits, server failures, the network.
+
+    Never a request the server refused as malformed (a `BadRequestError`, even
+    with status 500): the same bytes would be refused the same way.
+    """
+    if isinstance(error, BadRequestError):
+        return False
     status = error.status_code
     if status is not None:
         return status in _RETRY_STATUSES or status >= 500
@@ -232,7 +262,8 @@ class HttpChatModel(BaseChatModel):
 
     - `options`: the model's default `ChatOptions`;
     - `max_retries` (2): retries after the first attempt, for 408/409/429/5xx,
-      connection errors and timeouts; `backoff` (0.5 s): the first wait,
+      connection errors and timeouts -- never for an answer saying the request
+      itself is malformed (`_malformed`); `backoff` (0.5 s): the first wait,
       doubled per retry up to 8 s, unless the server says `Retry-After`;
     - `timeout` (10 min per read, 5 s to connect): a number or an
       `httpx.Timeout`; `connect_timeout` overrides the connect part;
@@ -456,6 +487,7 @@ def _read(
             response.headers,
             body,
             model._error_message(data),
+            where=where,
         )
     if not call.stream:
         body = yield from _io(ReadBody(response), where)
