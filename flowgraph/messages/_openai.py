@@ -119,6 +119,10 @@ def to_openai(
     providers refuse it in requests). Invalid tool calls go out among
     `tool_calls` with their raw arguments, so the error `ToolMessage` that
     answers them still matches a call; one without an id or name is dropped.
+    That is the transcript as the model wrote it; a *request* needs arguments
+    that parse as a JSON object (llama.cpp refuses the whole history
+    otherwise), so `OpenAIChatModel` sends ``"{}"`` for them and quotes the
+    raw text in the result that answers the call (`flowgraph.models._history`).
 
     Raises InvalidMessageError for what has no wire form at all: a
     `RemoveMessage`, inline media without `mime_type`, a file given by a link.

@@ -10,7 +10,10 @@ How messages map to content blocks:
   reasoning part without a signature, from another provider, is left out),
   ``text`` and ``tool_use`` blocks, in part order;
 - tool messages: ``tool_result`` blocks in a user turn (``is_error`` for an
-  error status); consecutive turns of one role are merged into one.
+  error status); consecutive turns of one role are merged into one;
+- a tool call whose arguments did not parse goes out as a ``tool_use`` with
+  ``input: {}`` (the API takes only an object), and the raw text is quoted
+  in the ``tool_result`` that answers it (see `flowgraph.models._history`).
 
 Options: ``max_tokens`` is required by the API (default 4096 here),
 ``stop`` becomes ``stop_sequences``, `tool_choice` maps to ``auto`` /
@@ -60,6 +63,7 @@ from flowgraph.messages import (
 from flowgraph.models._base import ResponseFormat, response_schema
 from flowgraph.models._call import Call
 from flowgraph.models._framing import SSEDecoder, SSEEvent, decode_json
+from flowgraph.models._history import request_history
 from flowgraph.models._http import HttpChatModel, HttpOptions, error_for_status, stream_cut
 
 __all__ = [
@@ -229,10 +233,14 @@ def _closed(schema: Any) -> Any:
 
 
 def anthropic_messages(messages: list[BaseMessage]) -> tuple[str, list[dict[str, Any]]]:
-    """(system text, turns) for the Messages API; one role's consecutive turns are merged."""
+    """(system text, turns) for the Messages API; one role's consecutive turns are merged.
+
+    A call whose arguments are not a JSON object goes out with ``input: {}``,
+    its raw text quoted in the result that answers it (`request_history`).
+    """
     system: list[str] = []
     turns: list[dict[str, Any]] = []
-    for message in messages:
+    for message in request_history(messages):
         if message.type == "system":
             system.append(message.text)
             continue
@@ -266,24 +274,27 @@ def _blocks(message: BaseMessage) -> list[dict[str, Any]]:
             block["is_error"] = True
         return [block]
     content = message.content
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
     blocks: list[dict[str, Any]] = []
-    for part in content:
-        if isinstance(part, ReasoningPart):
-            if isinstance(message, AIMessage) and part.signature:
-                blocks.append(
-                    {"type": "thinking", "thinking": part.text, "signature": part.signature}
-                )
-        elif isinstance(part, ToolCallPart):
-            blocks.append(_tool_use(part.id, part.name, part.args))
-        elif isinstance(part, TextPart):
-            if part.text:
-                blocks.append({"type": "text", "text": part.text})
-        else:
-            blocks.append(_part_block(part, message))
+    if isinstance(content, str):
+        if content:
+            blocks.append({"type": "text", "text": content})
+    else:
+        for part in content:
+            if isinstance(part, ReasoningPart):
+                if isinstance(message, AIMessage) and part.signature:
+                    blocks.append(
+                        {"type": "thinking", "thinking": part.text, "signature": part.signature}
+                    )
+            elif isinstance(part, ToolCallPart):
+                blocks.append(_tool_use(part.id, part.name, part.args))
+            elif isinstance(part, TextPart):
+                if part.text:
+                    blocks.append({"type": "text", "text": part.text})
+            else:
+                blocks.append(_part_block(part, message))
     if isinstance(message, AIMessage):
-        # Answered by error ToolMessages, so the API must see the calls they answer.
+        # Answered by error ToolMessages, so the API must see the calls they answer; also
+        # when the content is a string (a call cut off by max_tokens often has no text).
         blocks.extend(
             _tool_use(call.id, call.name, {})
             for call in message.invalid_tool_calls

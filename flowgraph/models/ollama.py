@@ -9,7 +9,10 @@ The wire format, as sent and read here:
 - messages: ``{"role", "content", "images": [base64...], "thinking",
   "tool_calls": [{"function": {"name", "arguments": {...}}}], "tool_name"}``
   -- images travel inline (an image given by http(s) URL cannot be sent);
-  a tool result names its tool, found from the call it answers;
+  a tool result names its tool, found from the call it answers; a call
+  whose arguments did not parse goes out with ``arguments: {}`` (the wire
+  takes only an object), its raw text quoted in the result that answers it
+  (see `flowgraph.models._history`);
 - options: temperature, top_p, seed, stop and `max_tokens` (as
   ``num_predict``) go in ``options``, as does every `ChatOptions.extra` key
   except the top-level ones (``think``, ``keep_alive``, ``format``, ...);
@@ -52,6 +55,7 @@ from flowgraph.messages import (
 from flowgraph.models._base import ResponseFormat, response_schema
 from flowgraph.models._call import Call
 from flowgraph.models._framing import NDJSONDecoder
+from flowgraph.models._history import json_object, request_history
 from flowgraph.models._http import HttpChatModel, HttpOptions, error_for_status, stream_cut
 
 __all__ = ["OllamaChatModel", "OllamaStreamParser", "build_ollama_body", "ollama_messages"]
@@ -170,10 +174,16 @@ def _format(response_format: ResponseFormat) -> Any:
 
 
 def ollama_messages(messages: list[BaseMessage]) -> list[dict[str, Any]]:
-    """Messages in ``/api/chat``'s shape; tool results name the tool their call asked for."""
+    """Messages in ``/api/chat``'s shape; tool results name the tool their call asked for.
+
+    Invalid calls (with an id and a name: those a tool result can answer) go
+    out after the valid ones, with their arguments as an object: parsed when
+    they are one, else ``{}`` and the raw text quoted in the answering
+    result (`request_history`), so the model sees the call its result answers.
+    """
     tool_names: dict[str, str] = {}
     out: list[dict[str, Any]] = []
-    for message in messages:
+    for message in request_history(messages):
         role = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}[
             message.type
         ]
@@ -184,13 +194,21 @@ def ollama_messages(messages: list[BaseMessage]) -> list[dict[str, Any]]:
         if isinstance(message, AIMessage):
             if message.reasoning:
                 entry["thinking"] = message.reasoning
-            calls = [p for p in message.content if isinstance(p, ToolCallPart)]
+            calls = [
+                (part.id, part.name, part.args)
+                for part in message.content
+                if isinstance(part, ToolCallPart)
+            ]
+            calls.extend(
+                (call.id, call.name, json_object(call.args) or {})
+                for call in message.invalid_tool_calls
+                if call.id and call.name
+            )
             if calls:
                 entry["tool_calls"] = [
-                    {"function": {"name": call.name, "arguments": call.args}} for call in calls
+                    {"function": {"name": name, "arguments": args}} for _, name, args in calls
                 ]
-                tool_names.update((call.id, call.name) for call in calls)
-            tool_names.update((c.id, c.name) for c in message.invalid_tool_calls if c.id and c.name)
+                tool_names.update((call_id, name) for call_id, name, _ in calls)
         elif isinstance(message, ToolMessage):
             name = tool_names.get(message.tool_call_id) or message.name
             if name:

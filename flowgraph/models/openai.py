@@ -16,7 +16,10 @@ LM Studio              ``http://localhost:1234/v1``
 
 What is sent: the messages through `to_openai` (reasoning is left out
 unless `send_reasoning=True`, which DeepSeek's and Qwen's thinking modes
-want back during tool use, and OpenAI refuses), tools in function format,
+want back during tool use, and OpenAI refuses; a tool call whose arguments
+are not a JSON object goes out with ``"{}"`` and its raw text in the tool
+result that answers it, because strict servers such as llama.cpp refuse the
+whole request otherwise -- see `flowgraph.models._history`), tools in function format,
 `tool_choice` ("auto", "none", "required", or a tool's name), `response_format`
 (a pydantic class or a JSON schema becomes ``json_schema``; "json" becomes
 ``json_object``), temperature, top_p, stop, seed, the token limit (as
@@ -59,6 +62,7 @@ from flowgraph.messages import (
 from flowgraph.models._base import ResponseFormat, response_schema
 from flowgraph.models._call import Call
 from flowgraph.models._framing import SSEDecoder, SSEEvent, decode_json
+from flowgraph.models._history import request_history
 from flowgraph.models._http import (
     HttpChatModel,
     HttpOptions,
@@ -157,11 +161,15 @@ def build_openai_body(
     max_tokens_key: str = "max_tokens",
     named_tool_choice: Literal["object", "required"] = "object",
 ) -> dict[str, Any]:
-    """The Chat Completions request body for `call` (a pure function)."""
+    """The Chat Completions request body for `call` (a pure function).
+
+    Every tool call in it has arguments that parse as a JSON object
+    (`request_history` says how and why); `call.messages` are not changed.
+    """
     options = call.options
     body: dict[str, Any] = {
         "model": call.model,
-        "messages": to_openai(call.messages, include_reasoning=send_reasoning),
+        "messages": to_openai(request_history(call.messages), include_reasoning=send_reasoning),
     }
     tools = call.tools
     choice = options.tool_choice
