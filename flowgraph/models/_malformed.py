@@ -80,7 +80,7 @@ _TOOL_ARGUMENTS_ADVICE = (
 _MESSAGES_ADVICE = (
     "Sending it again would fail the same way, so it was not retried. Correct or remove "
     "the message the server names (app.update_state, or RemoveMessage(id)) and resume "
-    "the thread; an on_request listener shows exactly what was sent"
+    "the thread; an on_request listener sees the messages of every call"
 )
 _INVALID_ADVICE = (
     "Sending it again would fail the same way, so it was not retried. Check what the "
