@@ -12,12 +12,20 @@ import json
 import os
 from typing import Any
 
+import httpx
 import pytest
 
 from flowgraph import START, MessagesState, StateGraph
 from flowgraph.checkpoint import MemoryCheckpointer
 from flowgraph.errors import BadRequestError, ServerError
-from flowgraph.messages import AIMessage, HumanMessage, InvalidToolCall, TextPart, ToolMessage
+from flowgraph.messages import (
+    AIMessage,
+    HumanMessage,
+    InvalidToolCall,
+    TextPart,
+    ToolCallPart,
+    ToolMessage,
+)
 from flowgraph.models import (
     AnthropicChatModel,
     ChatOptions,
@@ -138,10 +146,51 @@ def test_a_call_cut_off_by_max_tokens_on_llama_cpp_then_the_next_turn(
     (answer,) = answers["messages"]
     assert answer.status == "error"
 
-    reply = llama.invoke([asked, streamed, answer], tools=[lookup_order])
+    sent: list[Any] = []
+    with (
+        httpx.Client(
+            event_hooks={"request": [lambda r: sent.append(json.loads(r.content))]}
+        ) as http,
+        OpenAIChatModel("tiny", base_url=URL or "", http_client=http, backoff=0) as watched,
+    ):
+        reply = watched.invoke([asked, streamed, answer], tools=[lookup_order])
 
     assert reply.text == HELLO
     assert reply.response_metadata["finish_reason"] == "stop"
+    (body,) = sent  # llama.cpp accepted the first request
+    assert body["messages"][1]["tool_calls"][0]["function"] == {
+        "name": "lookup_order",
+        "arguments": "{}",
+    }
+    assert body["messages"][2]["content"] == f"{answer.text}\n\n{raw_arguments_note(CUT)}"
+
+
+@needs_llama
+def test_llama_cpps_refusal_of_arguments_is_not_retried_and_says_what_to_do() -> None:
+    """A valid call whose arguments hold NaN (Python's json reads it, llama.cpp's does not):
+    the 500 that follows is a BadRequestError after one request, not three."""
+    sent: list[Any] = []
+    nan_call = AIMessage(
+        content=[ToolCallPart(id="c", name="lookup_order", args={"x": float("nan")})]
+    )
+    history = [HumanMessage("hi"), nan_call, ToolMessage("?", tool_call_id="c")]
+    with (
+        httpx.Client(event_hooks={"request": [lambda r: sent.append(r.content)]}) as http,
+        OpenAIChatModel("tiny", base_url=URL or "", http_client=http, backoff=0) as model,
+        pytest.raises(BadRequestError) as caught,
+    ):
+        model.invoke(history)
+
+    assert len(sent) == 1
+    assert b'"arguments":"{\\"x\\":NaN}"' in sent[0]
+    assert caught.value.status_code == 500
+    message = str(caught.value)
+    assert message.startswith(
+        f"openai at {URL}/chat/completions (server: llama.cpp) refused the request: it holds "
+        "tool call arguments that are not valid JSON (500 Internal Server Error: Failed to "
+        "parse tool call arguments as JSON: "
+    )
+    assert message.endswith("(app.update_state, or RemoveMessage(id)) and resume the thread")
 
 
 # ---------------------------------------------------------------- the request sent
