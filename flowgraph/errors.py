@@ -22,7 +22,7 @@ context that located it (node, key, tool call id, thread) as attributes::
         ├── AuthenticationError        401
         ├── PermissionDeniedError      403
         ├── NotFoundError              404
-        ├── BadRequestError            400 / 422
+        ├── BadRequestError            400 / 422, or a body saying the request is malformed
         ├── RateLimitError             429
         ├── ServerError                5xx
         ├── ModelTimeoutError          (also TimeoutError)
@@ -222,7 +222,8 @@ class NotFoundError(ModelError):
 
 
 class BadRequestError(ModelError):
-    """The provider refused the request (400/422); `provider_message` says why."""
+    """The provider refused the request (400/422, or any status whose body says the request
+    itself is malformed); `provider_message` says why. Never retried."""
 
 
 class RateLimitError(ModelError):
