@@ -37,7 +37,13 @@ stream); a renewal that fails (the store unreachable) is tried again after
 a sixth, so two tries fit before the lease runs out. The keeper marks the
 lease lost if the store says another run took it: the run then stops at
 its next step with ConcurrentRunError, and its next write's compare-and-set
-would refuse it anyway.
+would refuse it anyway. It marks it lost too when every try failed until
+the lease ran out: from then on the store may give the thread to another
+run, so this one must not start another step.
+
+`release_thread` gives back a claim only while no run adopted it: it
+withdraws the claim first (a run with that id then finds the thread busy,
+or waits), so a run never adopts a lease that is being given back.
 """
 
 from __future__ import annotations
@@ -72,7 +78,7 @@ __all__ = [
     "enter_claim",
     "holds",
     "release",
-    "reserved_lease",
+    "withdraw_reserved",
 ]
 
 T = TypeVar("T")
@@ -95,6 +101,9 @@ class RunLease:
     released: bool = False
     """Given back already, by the store write of the run's last step (`put_and_release`)."""
     renewed_at: float = field(default_factory=time.monotonic)
+    """When the keeper last tried to renew it (monotonic; moved back after a failed try)."""
+    expires_at: float = math.inf
+    """When the store's lease runs out unless renewed (monotonic, from the last success)."""
 
     def check(self) -> None:
         """Raise if the lease was lost: the run must not start another step."""
@@ -134,6 +143,7 @@ class _Registry:
         with self.lock:
             lease.active = True
             lease.renewed_at = time.monotonic()
+            lease.expires_at = lease.renewed_at + lease.lease_s
             if self.keeper is None or not self.keeper.is_alive():
                 self.keeper = threading.Thread(
                     target=self._renew_forever, name="flowgraph-lease-keeper", daemon=True
@@ -170,14 +180,20 @@ class _Registry:
 
 
 def _renew(lease: RunLease) -> None:
+    asked = time.monotonic()
     try:
         kept = lease.checkpointer.renew_lease(
             lease.thread_id, lease.run_id, process_owner(), lease.lease_s
         )
-    except Exception:  # the store is unreachable now: try again at the next round
-        lease.renewed_at = time.monotonic() - lease.lease_s / 6
+    except Exception:  # the store is unreachable now: try again after a sixth
+        now = time.monotonic()
+        lease.renewed_at = now - lease.lease_s / 6
+        if now >= lease.expires_at:  # ran out: the store may give it to another run now
+            lease.lost = True
+            _registry.remove(lease)
         return
     lease.renewed_at = time.monotonic()
+    lease.expires_at = asked + lease.lease_s
     if not kept:
         lease.lost = True
         _registry.remove(lease)
@@ -357,13 +373,18 @@ def active_run(checkpointer: BaseCheckpointer, thread_id: str) -> str | None:
     return holder.run_id
 
 
-def reserved_lease(checkpointer: BaseCheckpointer, thread_id: str, run_id: str) -> RunLease | None:
-    """The lease `claim(..., reserve=True)` took for `run_id`, if no run adopted it yet."""
+def withdraw_reserved(
+    checkpointer: BaseCheckpointer, thread_id: str, run_id: str
+) -> RunLease | None:
+    """The lease `claim(..., reserve=True)` took for `run_id`, withdrawn for `release`;
+    None if a run adopted it (or there is none). Atomic with adoption: once withdrawn,
+    a run with that id finds the thread busy until `release` has given it back."""
     with _registry.lock:
         lease = _registry.by_thread.get((id(checkpointer), thread_id))
-    if lease is None or not lease.reserved or not lease.active or lease.run_id != run_id:
-        return None
-    return lease
+        if lease is None or not lease.reserved or not lease.active or lease.run_id != run_id:
+            return None
+        lease.reserved = False
+        return lease
 
 
 def holds(checkpointer: BaseCheckpointer, thread_id: str, run_id: str) -> bool:

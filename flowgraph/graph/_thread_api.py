@@ -18,7 +18,7 @@ from flowgraph._ids import deterministic_id_factory
 from flowgraph.errors import ConcurrentRunError, InvalidUpdateError
 from flowgraph.graph._bridge import run_sync
 from flowgraph.graph._config import thread_of
-from flowgraph.graph._lease import active_run, claim, holds, release, reserved_lease
+from flowgraph.graph._lease import active_run, claim, holds, release, withdraw_reserved
 from flowgraph.graph._persist import Cursor, Saver, referenced_messages, snapshot_of
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
 from flowgraph.graph._runner import Engine, Run, start_tasks
@@ -299,13 +299,17 @@ class ThreadAPI:
         await claim(store, thread_id, run_id, wait=wait, direct=direct, reserve=True)
 
     def release_thread(self, thread_id: str, *, run_id: str) -> None:
-        """Give back a lease `claim_thread` took, if no run adopted it (else nothing happens)."""
+        """Give back a lease `claim_thread` took, if no run adopted it (else nothing happens).
+
+        A run with `run_id` that starts while the lease is being given back finds the
+        thread busy (or waits, with `wait`): it never adopts a lease on its way back.
+        """
         run_sync(self.arelease_thread(thread_id, run_id=run_id))
 
     async def arelease_thread(self, thread_id: str, *, run_id: str) -> None:
         """`release_thread` from async code."""
         store = self._store()
-        lease = reserved_lease(store, thread_id, run_id)
+        lease = withdraw_reserved(store, thread_id, run_id)
         if lease is not None:
             await release(lease, direct=getattr(store, "is_nonblocking", False))
 
