@@ -307,14 +307,11 @@ def _redelivered(engine: Engine, values: dict[str, Any], input: Any) -> bool:
         return False
     for key, given in writes.items():
         items = given if isinstance(given, (list, tuple)) else [given]
-        if not items:
-            return False
+        if not items or not all(isinstance(m, BaseMessage) and m.id is not None for m in items):
+            return False  # the usual new input: answered before the thread's messages are read
         stored = {m.id: m for m in values.get(key) or ()}
-        for item in items:
-            if not isinstance(item, BaseMessage) or item.id is None:
-                return False
-            if stored.get(item.id) != item:
-                return False
+        if any(stored.get(item.id) != item for item in items):
+            return False
     return True
 
 
