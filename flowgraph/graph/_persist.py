@@ -237,8 +237,39 @@ def _dumps(payload: dict[str, Any], node: str | Sequence[TaskResult]) -> bytes:
         ) from exc
 
 
-def _blame(results: Sequence[TaskResult], error: SerializationError) -> SerializationError:
-    """The error restated for the node, field and path that hold the value, if one does."""
+def _sender(results: Sequence[TaskResult] | str) -> str:
+    """Who routed a step's Sends: its node(s), or the input (START's conditional edges)."""
+    nodes = [results] if isinstance(results, str) else [r.task.node for r in results]
+    named = [n for n in nodes if n != "__start__"]
+    if not named:
+        return "the input's conditional edge from START"
+    return "node " + ", ".join(f"'{n}'" for n in named)
+
+
+def _send_error(
+    sender: Sequence[TaskResult] | str, sends: Sequence[tuple[str, Any]]
+) -> SerializationError | None:
+    """The error for the first Send whose argument the codec cannot store, if one is."""
+    for i, (target, arg) in enumerate(sends):
+        try:
+            serde.dumps(arg)
+        except SerializationError as exc:
+            inner = exc.path
+            path = f"Send[{i}].arg" + (inner if inner.startswith("[") or not inner else f".{inner}")
+            return SerializationError(
+                f"A Send to node '{target}' from {_sender(sender)} carries an argument that "
+                f"cannot be checkpointed, at {path}. {exc}",
+                path=path,
+                type_name=exc.type_name,
+            )
+    return None
+
+
+def _blame(
+    results: Sequence[TaskResult], error: SerializationError, next_tasks: Sequence[Task] = ()
+) -> SerializationError:
+    """The error restated for the node, field and path that hold the value, if one does
+    (a write of the step, or the argument of a Send it routed)."""
     for result in results:
         for key, value in result.writes:
             try:
@@ -255,7 +286,8 @@ def _blame(results: Sequence[TaskResult], error: SerializationError) -> Serializ
                     path=exc.path,
                     type_name=exc.type_name,
                 )
-    return error
+    sends = [(t.node, t.arg) for t in next_tasks if t.arg is not MISSING]
+    return _send_error(results, sends) or error
 
 
 def encode_step(
@@ -277,7 +309,7 @@ def encode_step(
     try:
         return _encode_step(state, cursor, step, values, results, next_tasks, joins, metadata)
     except SerializationError as exc:
-        raise _blame(results, exc) from exc
+        raise _blame(results, exc, next_tasks) from exc
 
 
 def _encode_step(
@@ -353,7 +385,11 @@ def encode_pending(task: PendingTask) -> bytes:
         payload["breakpoint"] = True
     if task.memo:
         payload["memo"] = task.memo
-    return _dumps(payload, task.node)
+    try:
+        return _dumps(payload, task.node)
+    except SerializationError as exc:
+        sends = [(g.node, g.arg) for g in task.goto if isinstance(g, Send)]
+        raise (_send_error(task.node, sends) or exc) from exc
 
 
 def _decode_pending(write: PendingWrite) -> PendingTask:
