@@ -26,13 +26,16 @@ from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, ThreadC
 from flowgraph.graph._plan import Task, TaskResult, apply_writes, next_tasks
 from flowgraph.graph._runner import PASSED_UP, Engine, Run, _command_writes, start_tasks
 from flowgraph.graph._types import MISSING, START, Budget, Command, Send, StreamPart
-from flowgraph.messages import AIMessage, BaseMessage, ToolMessage
+from flowgraph.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
     from flowgraph.graph._schema import StateAdapter
 
 __all__ = ["RunOptions", "loaded_checkpoint", "prepare_run"]
+
+_MESSAGE_TYPES = frozenset({HumanMessage, AIMessage, SystemMessage, ToolMessage})
+"""The message classes an input may carry with an id of its own (see `_redelivered`)."""
 
 CANCELLED_TOOL_CALL = (
     "Cancelled: the conversation moved on before this tool call ran, so it has no result."
@@ -299,20 +302,30 @@ def _redelivered(engine: Engine, values: dict[str, Any], input: Any) -> bool:
     the thread and resumes instead (a no-op when the turn finished). An edit (same
     id, new content) and an input without ids apply as usual.
     """
-    if not isinstance(input, (Mapping, BaseModel)):
+    if type(input) is dict:  # the usual input: no copy, no ABC check
+        writes = input
+    elif isinstance(input, (Mapping, BaseModel)):
+        writes = _input_writes(engine, input)
+    else:
         return False
-    writes = _input_writes(engine, input)
     fields = engine.state.message_fields
     if not writes or not fields.issuperset(writes):
         return False
     for key, given in writes.items():
         items = given if isinstance(given, (list, tuple)) else [given]
-        if not items or not all(isinstance(m, BaseMessage) and m.id is not None for m in items):
+        if not items or None in map(_own_id, items):
             return False  # the usual new input: answered before the thread's messages are read
         stored = {m.id: m for m in values.get(key) or ()}
         if any(stored.get(item.id) != item for item in items):
             return False
     return True
+
+
+def _own_id(item: Any) -> str | None:
+    """The id a message the caller built carries (None for tuples, dicts, strings), by
+    exact type: every new input on a continued thread asks, so no isinstance through
+    pydantic's metaclass."""
+    return getattr(item, "id", None) if type(item) in _MESSAGE_TYPES else None
 
 
 def _nothing_to_resume(thread_id: str) -> InvalidUpdateError:
