@@ -111,14 +111,18 @@ def trial(
         **extra,
     }
     if kill:
-        # one worker dies at one of its first node runs (a worker makes ~36 of the 144)
+        # one worker dies at one of its first node runs: a worker makes ~36 of the 144,
+        # but on a busy store one refused again and again may make only a dozen
         job["kill_child"] = rng.randrange(WORKERS)
-        job["kill_at_node"] = rng.randint(1, 12)
+        job["kill_at_node"] = rng.randint(1, 6)
     outcome = run_job(server, job, go)
     assert not outcome["errors"], outcome["errors"]
     killed = {outcome["pids"][job["kill_child"]]} if kill else set()
     for pid, status in outcome["statuses"].items():
-        assert status == (9 if pid in killed else 0), (pid, status)  # 9: its own SIGKILL
+        # 9: its own SIGKILL; a victim that started late may find the work done before its
+        # kill point and exit 0 (the caller then runs the trial again with another seed)
+        assert status in ((9, 0) if pid in killed else (0,)), (pid, status)
+    outcome["killed"] = any(outcome["statuses"][pid] == 9 for pid in killed)
     store = backend.make()
     try:
         problems = _history.check_threads(store, threads, log, turns=TURNS, killed=killed)
@@ -134,6 +138,13 @@ def test_racing_workers_lose_and_repeat_nothing(
 ) -> None:
     seed = number * 2 + kill
     problems, outcome = trial(history_server, backend, tmp_path, seed, kill=kill)
+    for retry in range(1, 6):  # a kill trial whose victim never got to its kill point
+        if not kill or outcome["killed"]:
+            break
+        assert problems == [], f"seed {seed}: " + "\n".join(problems)
+        seed += 10_000 * retry
+        problems, outcome = trial(history_server, backend, tmp_path, seed, kill=kill)
+    assert not kill or outcome["killed"], "the victim never reached its kill point"
     assert problems == [], f"seed {seed}: " + "\n".join(problems)
     survivors = [json.loads(r) for r in outcome["results"]]
     assert len(survivors) == WORKERS - kill  # the killed worker says nothing
