@@ -229,9 +229,10 @@ def _dumps(payload: dict[str, Any], node: str | Sequence[TaskResult]) -> bytes:
         return serde.dumps(payload)
     except SerializationError as exc:
         if not isinstance(node, str):
-            node = ", ".join(r.task.node for r in node) or "input"
+            node = ", ".join(r.task.node for r in node if r.task.node != "__start__")
+        who = f"Node '{node}'" if node else "The input (or a default of the state schema)"
         raise SerializationError(
-            f"Node '{node}' put a value in the state that cannot be checkpointed: {exc}",
+            f"{who} put a value in the state that cannot be checkpointed: {exc}",
             path=exc.path,
             type_name=exc.type_name,
         ) from exc
