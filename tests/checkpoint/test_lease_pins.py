@@ -150,7 +150,8 @@ class FlakyRenewals(SQLiteCheckpointer):
         self.tries: list[float] = []
         self.answered: list[bool | None] = []
         self.tried_enough = threading.Event()
-        self.enough = 1 if fails is None else fails + 1
+        self.enough = 1 if fails is None else fails + 2
+        """Tries the test waits for: the failures, the success, and the renewal after it."""
 
     def renew_lease(self, thread_id: str, run_id: str, owner: str, lease_s: float) -> bool:
         self.tries.append(time.monotonic())
@@ -186,12 +187,14 @@ def test_a_failed_renewal_is_tried_again_after_a_sixth_and_a_later_success_keeps
     app = g.compile(checkpointer=store)
     began = time.monotonic()
     app.invoke({"messages": [HumanMessage("go")]}, thread_id="t", run_id="flaky-run")
-    first, second, third = store.tries[:3]
-    assert store.answered[:3] == [None, None, True]
+    first, second, third, fourth = store.tries[:4]
+    assert store.answered[:4] == [None, None, True, True]
     assert first - began >= lease_s / 3 - 0.01  # the usual renewal, a third in
     # each failed try is tried again after a sixth of the lease, not a third
     for failed, retry in ((first, second), (second, third)):
         assert lease_s / 6 - 0.01 <= retry - failed < lease_s / 3 - 0.02, store.tries
+    # after the success, the usual third again (not at once, not a sixth)
+    assert fourth - third >= lease_s / 3 - 0.01, store.tries
     # two failures and a success before the lease ran out: the run kept its thread
     assert third - began < lease_s
     assert kept["holds"] is True
@@ -320,3 +323,33 @@ def test_a_run_starting_while_its_claim_is_given_back_never_adopts_it(
     again = app.invoke({"messages": [HumanMessage("hi")]}, thread_id="t", run_id="r")
     assert [m.text for m in again.messages] == ["hi", "answer to hi"]
     assert store.read_lease("t") is None
+
+
+# -- waiting for a busy thread ---------------------------------------------------
+
+
+class CountingAcquires(SQLiteCheckpointer):
+    """Counts `acquire_lease` calls: how often a waiting run asks the store."""
+
+    acquires = 0
+
+    def acquire_lease(self, *args: Any, **kwargs: Any) -> Any:
+        self.acquires += 1
+        return super().acquire_lease(*args, **kwargs)
+
+
+def test_a_run_waiting_for_a_busy_thread_asks_less_and_less_often(tmp_path: Path) -> None:
+    """The wait backs off from 1 ms to 50 ms between asks: a long wait costs the store
+    ~20 calls a second, not a thousand."""
+    store = CountingAcquires(tmp_path / "wait.db")
+    assert store.acquire_lease("t", "holder", FOREIGN, 60.0) is None
+    store.acquires = 0
+    app = one_node_app(store, Gate())
+    began = time.monotonic()
+    with pytest.raises(ConcurrentRunError, match="still busy") as refused:
+        app.invoke({"messages": [HumanMessage("hi")]}, thread_id="t", wait=0.5)
+    waited = time.monotonic() - began
+    assert refused.value.run_id == "holder"
+    assert waited >= 0.5
+    # 1, 2, 4, ... 32 ms, then every 50 ms: ~14 asks in half a second (+1 per 50 ms late)
+    assert 6 <= store.acquires <= 8 + waited / 0.05, (store.acquires, waited)
