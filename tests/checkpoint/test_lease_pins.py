@@ -407,3 +407,35 @@ def test_a_claim_whose_answer_was_lost_holds_nothing_afterwards(tmp_path: Path) 
     app = one_node_app(store, opened)
     done = app.invoke({"messages": [HumanMessage("two")]}, thread_id="t", run_id="second")
     assert [m.text for m in done.messages] == ["two", "answer to two"]
+
+
+def test_a_lease_is_renewed_a_third_in_even_when_the_keeper_wakes_for_another(
+    tmp_path: Path,
+) -> None:
+    """The keeper, woken every 0.2 s for a short lease, leaves a 3 s lease alone until
+    its third (1 s), although it is awake past the long lease's quarter (0.75 s)."""
+    long_store = FlakyRenewals(tmp_path / "long.db", lease_s=3.0, fails=0)
+    short_store = FlakyRenewals(tmp_path / "short.db", lease_s=0.6, fails=0)
+    long_store.enough = 1
+
+    def holding(store: FlakyRenewals) -> Any:
+        def node(state: MessagesState) -> dict[str, Any]:
+            assert long_store.tried_enough.wait(10)  # both hold until the long one's renewal
+            return {"messages": [AIMessage("renewed")]}
+
+        g = StateGraph(MessagesState)
+        g.add_node("agent", node)
+        g.add_edge(START, "agent")
+        g.add_edge("agent", END)
+        return g.compile(checkpointer=store)
+
+    began = time.monotonic()
+    runs = [
+        in_thread(holding(store).invoke, {"messages": [HumanMessage("go")]}, thread_id="t")
+        for store in (long_store, short_store)
+    ]
+    for worker, outcome in runs:
+        worker.join(30)
+        assert outcome[0].messages[-1].text == "renewed"
+    assert len(short_store.tries) >= 3  # the keeper was awake again and again meanwhile
+    assert long_store.tries[0] - began >= 3.0 / 3 - 0.01, (long_store.tries, began)
