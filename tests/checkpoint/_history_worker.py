@@ -24,7 +24,6 @@ the checker catches what it guards against.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import random
@@ -46,27 +45,18 @@ from flowgraph import (
     tools_condition,
 )
 from flowgraph.checkpoint.base import BaseCheckpointer
-from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
 from flowgraph.models import ScriptedChatModel
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _windows import wait_for, widen  # run as a script: this folder is on the path
+from _chaos_worker import open_store as open_chaos_store  # this folder is on the path
+from _chaos_worker import say
+from _windows import wait_for, widen
 
 _job = "-"
 
 
-def say(*words: object) -> None:
-    sys.stdout.flush()
-    os.write(sys.stdout.fileno(), (" ".join(map(str, words)) + "\n").encode())
-
-
 def open_store(job: dict[str, Any]) -> BaseCheckpointer:
-    spec = job.get("store")
-    if spec:
-        cls = getattr(importlib.import_module(spec["module"]), spec["cls"])
-        store: BaseCheckpointer = cls(*spec["args"], **spec["kwargs"])
-    else:
-        store = SQLiteCheckpointer(job["path"])
+    store = open_chaos_store(job)
     if job.get("lease_s"):
         store.lease_s = float(job["lease_s"])
     return store

@@ -21,31 +21,8 @@ from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph import _lease
 from flowgraph.graph._lease import holds
 
-FOREIGN = "elsewhere#0#0/1/1"
-"""An owner on another machine: only its lease's expiry frees what it holds."""
-
-
-class Gate:
-    """A node that says it started and waits to be let go."""
-
-    def __init__(self) -> None:
-        self.entered = threading.Event()
-        self.go = threading.Event()
-        self.calls: list[str] = []
-
-    def node(self, state: MessagesState) -> dict[str, Any]:
-        self.calls.append(state.messages[-1].text)
-        self.entered.set()
-        assert self.go.wait(30), "the test never let the node go"
-        return {"messages": [AIMessage(f"answer to {state.messages[-1].text}")]}
-
-
-def one_node_app(store: SQLiteCheckpointer, gate: Gate) -> Any:
-    g = StateGraph(MessagesState)
-    g.add_node("agent", gate.node)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", END)
-    return g.compile(checkpointer=store)
+from .test_thread_lease import FOREIGN, Gate
+from .test_thread_lease import gated_app as one_node_app
 
 
 def in_thread(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Thread, list[Any]]:

@@ -26,18 +26,9 @@ from . import _history
 from . import _history_worker as worker
 from ._windows import wait_for
 from .conftest import Backend, ForkServer, ThreadIds
-from .test_history import WORKER, store_job
+from .test_history import history_server, store_job
 
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ForkServer]:
-    if not hasattr(os, "fork"):
-        pytest.skip("needs os.fork (POSIX)")
-    forks = ForkServer(WORKER)
-    try:
-        yield forks
-    finally:
-        forks.close()
+__all__ = ["history_server"]  # the fork server fixture, shared with the trials
 
 
 class Actor:
@@ -74,9 +65,11 @@ class Actor:
 
 
 @pytest.fixture
-def world(server: ForkServer, backend: Backend, tmp_path: Path, tid: ThreadIds) -> Iterator[World]:
+def world(
+    history_server: ForkServer, backend: Backend, tmp_path: Path, tid: ThreadIds
+) -> Iterator[World]:
     store_job(backend)  # skips the memory store: it has no second process
-    made = World(server, backend, tmp_path, tid("w"))
+    made = World(history_server, backend, tmp_path, tid("w"))
     try:
         yield made
     finally:
