@@ -327,12 +327,17 @@ class ForkServer:
         self.proc.stdout.close()
 
 
-@pytest.fixture(scope="session")
-def fork_server() -> Iterator[ForkServer]:
+def serving(worker: Path = WORKER) -> Iterator[ForkServer]:
+    """A fork server of `worker` for a session fixture: skipped without os.fork."""
     if not hasattr(os, "fork"):
         pytest.skip("needs os.fork (POSIX)")
-    server = ForkServer()
+    server = ForkServer(worker)
     try:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture(scope="session")
+def fork_server() -> Iterator[ForkServer]:
+    yield from serving()

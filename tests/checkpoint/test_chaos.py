@@ -32,7 +32,7 @@ from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.graph._persist import load_pending
 
 from . import _chaos_worker as chaos
-from .conftest import Backend, ForkServer, ThreadIds
+from .conftest import Backend, ForkServer, ThreadIds, serving
 
 WORKER = Path(__file__).with_name("_chaos_worker.py")
 SCALE = float(os.environ.get("FLOWGRAPH_CHAOS_TRIALS", "1"))
@@ -51,13 +51,7 @@ POINTS = {
 
 @pytest.fixture(scope="session")
 def chaos_server() -> Iterator[ForkServer]:
-    if not hasattr(os, "fork"):
-        pytest.skip("needs os.fork (POSIX)")
-    server = ForkServer(WORKER)
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from serving(WORKER)
 
 
 def job_lines(server: ForkServer, job: str, timeout: float = 120) -> list[list[str]]:

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from . import _history
-from .conftest import Backend, ForkServer, _sqlite
+from .conftest import Backend, ForkServer, _sqlite, serving
 
 WORKER = Path(__file__).with_name("_history_worker.py")
 TRIALS = int(os.environ.get("FLOWGRAPH_HISTORY_TRIALS", "2"))
@@ -45,13 +45,7 @@ and after: enough for another worker's turn to fit into any window."""
 
 @pytest.fixture(scope="session")
 def history_server() -> Iterator[ForkServer]:
-    if not hasattr(os, "fork"):
-        pytest.skip("needs os.fork (POSIX)")
-    server = ForkServer(WORKER)
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from serving(WORKER)
 
 
 def store_job(backend: Backend) -> dict[str, Any]:
