@@ -41,7 +41,7 @@ from flowgraph.graph._interrupt import Pause
 from flowgraph.graph._lease import LeaseHeld
 from flowgraph.graph._plan import Task, TaskResult, apply_writes
 from flowgraph.graph._pool import finish_off_loop
-from flowgraph.graph._types import MISSING, Interrupt, Send, StateSnapshot
+from flowgraph.graph._types import MISSING, START, Interrupt, Send, StateSnapshot
 from flowgraph.messages import RemoveMessage
 from flowgraph.reducers import add_messages
 
@@ -229,7 +229,7 @@ def _dumps(payload: dict[str, Any], node: str | Sequence[TaskResult]) -> bytes:
         return serde.dumps(payload)
     except SerializationError as exc:
         if not isinstance(node, str):
-            node = ", ".join(r.task.node for r in node if r.task.node != "__start__")
+            node = ", ".join(r.task.node for r in node if r.task.node != START)
         who = f"Node '{node}'" if node else "The input (or a default of the state schema)"
         raise SerializationError(
             f"{who} put a value in the state that cannot be checkpointed: {exc}",
@@ -241,7 +241,7 @@ def _dumps(payload: dict[str, Any], node: str | Sequence[TaskResult]) -> bytes:
 def _sender(results: Sequence[TaskResult] | str) -> str:
     """Who routed a step's Sends: its node(s), or the input (START's conditional edges)."""
     nodes = [results] if isinstance(results, str) else [r.task.node for r in results]
-    named = [n for n in nodes if n != "__start__"]
+    named = [n for n in nodes if n != START]
     if not named:
         return "the input's conditional edge from START"
     return "node " + ", ".join(f"'{n}'" for n in named)
@@ -276,11 +276,7 @@ def _blame(
             try:
                 serde.dumps({key: value})
             except SerializationError as exc:
-                who = (
-                    "The input"
-                    if result.task.node == "__start__"
-                    else (f"Node '{result.task.node}'")
-                )
+                who = "The input" if result.task.node == START else (f"Node '{result.task.node}'")
                 return SerializationError(
                     f"{who} wrote a value that cannot be checkpointed, at {exc.path}: {exc}; "
                     "nothing of this step was stored",
