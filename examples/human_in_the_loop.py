@@ -8,8 +8,16 @@ approval routes to the tools; a refusal answers each call with an error
 ToolMessage the model can read, so the transcript stays well-formed.
 
 In this offline run the script plays the human: it approves the first
-request and declines the second. Runs with a scripted model; set
-FLOWGRAPH_MODEL (and FLOWGRAPH_BASE_URL / FLOWGRAPH_API_KEY) to use a real one.
+request and declines the second. Then it asks "what if?": it forks the
+thread at the first question and answers no there, then yes again. The
+yes branch does not book a second table: a branch takes the result its
+origin stored for the same tool call (README, "A fork does not repeat
+the world"). And for the call a crash cuts off mid-way, which has no
+stored result, `book_table` hands its tool call id to the restaurant as an
+idempotency key: the call id is the same in every retry and every branch.
+
+Runs with a scripted model; set FLOWGRAPH_MODEL (and FLOWGRAPH_BASE_URL /
+FLOWGRAPH_API_KEY) to use a real one.
 
     python examples/human_in_the_loop.py [path/to/checkpoints.db]
 
@@ -32,7 +40,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from flowgraph import (
     END,
@@ -40,6 +48,7 @@ from flowgraph import (
     AIMessage,
     Command,
     HumanMessage,
+    InjectedToolCallId,
     MessagesState,
     ModelNode,
     StateGraph,
@@ -54,10 +63,24 @@ from flowgraph.models import ScriptedChatModel, init_chat_model
 
 BOOKINGS: list[str] = []
 """What the tools really did: a declined call must never land here."""
+REQUESTS: list[str] = []
+"""Every request the restaurant's booking service received, with its idempotency key."""
+CONFIRMATIONS: dict[str, str] = {}
+
+
+def reserve(key: str, booking: str) -> str:
+    """The restaurant's booking service: a request it has seen (same key) books nothing new."""
+    REQUESTS.append(key)
+    if key not in CONFIRMATIONS:
+        BOOKINGS.append(booking)
+        CONFIRMATIONS[key] = f"FG-{len(BOOKINGS)}"
+    return CONFIRMATIONS[key]
 
 
 @tool
-def book_table(restaurant: str, people: int, time: str) -> str:
+def book_table(
+    restaurant: str, people: int, time: str, call_id: Annotated[str, InjectedToolCallId]
+) -> str:
     """Book a table at a restaurant.
 
     Args:
@@ -65,8 +88,10 @@ def book_table(restaurant: str, people: int, time: str) -> str:
         people: How many people.
         time: When, e.g. "20:00".
     """
-    BOOKINGS.append(f"{restaurant}, {people} people at {time}")
-    return f"Booked {restaurant} for {people} at {time} (confirmation FG-{len(BOOKINGS)})."
+    # The call id is the model's name for this request, the same in a retry, a resume
+    # after a crash and a fork: the service books once per key, whatever happens here.
+    confirmation = reserve(call_id, f"{restaurant}, {people} people at {time}")
+    return f"Booked {restaurant} for {people} at {time} (confirmation {confirmation})."
 
 
 @tool
@@ -193,6 +218,22 @@ def main() -> int:
         if message.type == "tool":
             print(f"  {message.name} [{message.status}]: {message.text}")
     print(f"What the tools actually did: {BOOKINGS}")
+
+    # What if the human had said no to the booking? Fork at the first question (its
+    # interrupt was answered since) with the other answer: a new branch, the first kept.
+    history = list(agent.get_state_history(thread))  # newest first
+    asked = next(s for s in reversed(history) if s.next == ("approve",))
+    print(f"\nwhat if > no, at checkpoint {asked.checkpoint_id[:12]}...")
+    no = {"approved": False, "reason": "what if I had said no"}
+    branch = agent.invoke(Command(resume=no), thread_id=thread, checkpoint_id=asked.checkpoint_id)
+    print(f"agent > {branch.messages[-1].text}")
+    # ... and yes again: the tool call is the one the first branch ran, so its stored result
+    # is taken instead of booking again (rerun_tool_calls=True would call the tool)
+    print(f"what if > yes, at checkpoint {asked.checkpoint_id[:12]}...")
+    yes = {"approved": True}
+    branch = agent.invoke(Command(resume=yes), thread_id=thread, checkpoint_id=asked.checkpoint_id)
+    print(f"agent > {branch.messages[-1].text}")
+    print(f"Requests the booking service received: {len(REQUESTS)}; bookings: {BOOKINGS}")
     return 0
 
 

@@ -151,6 +151,9 @@ class TaskScope:
     """The task runs on the caller's own thread and event loop: the step's only task,
     under the sync `invoke`. Sync work inside it (a ToolNode's lone call) may run in
     place too, with nothing to overlap and no other run on the loop to hold up."""
+    reuse: object | None = None
+    """Tool results a branch takes from the thread's other branches instead of running
+    the calls again (a `graph._reuse.Reuse`; None outside a branch)."""
 
 
 current_task: ContextVar[TaskScope | None] = ContextVar("flowgraph_current_task", default=None)

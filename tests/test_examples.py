@@ -75,6 +75,9 @@ EXPECTED = {
         "agent > Understood, I did not send anything.",
         "  send_invitations [error]: The user declined this call: do not email all my contacts",
         "What the tools actually did: ['Chez Paul, 2 people at 20:00']",
+        "agent > Understood, I did not book anything.\nwhat if > yes, at checkpoint ",
+        "agent > Done: Booked Chez Paul for 2 at 20:00 (confirmation FG-1).\n"
+        "Requests the booking service received: 1; bookings: ['Chez Paul, 2 people at 20:00']",
     ],
     "resume_after_crash.py": [
         "child exit status: -9",

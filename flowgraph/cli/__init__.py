@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--value", metavar="JSON", help="what the pending interrupt() returns")
     resume.add_argument("--app", metavar="APP", help=_APP_HELP + "; default: the one run used")
     resume.add_argument("-q", "--quiet", action="store_true", help="print only the answer")
+    resume.add_argument(
+        "--rerun-tools",
+        action="store_true",
+        help="run again tool calls another branch of the thread already ran (default: reuse "
+        "their stored results)",
+    )
 
     fork = command("fork", "run a thread again from an earlier checkpoint (a new branch)")
     fork.add_argument("thread", metavar="THREAD")
@@ -94,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     fork.add_argument("--value", metavar="JSON", help="answer the interrupt pending there")
     fork.add_argument("--app", metavar="APP", help=_APP_HELP + "; default: the one run used")
     fork.add_argument("-q", "--quiet", action="store_true", help="print only the answer")
+    fork.add_argument(
+        "--rerun-tools",
+        action="store_true",
+        help="run again tool calls another branch of the thread already ran (default: reuse "
+        "their stored results)",
+    )
 
     threads = command("threads", "list the store's threads")
     threads.add_argument("--app", metavar="APP", help="read with the app's schema")

@@ -239,7 +239,13 @@ def cmd_resume(args: argparse.Namespace, store: Store, console: Console) -> int:
             f"conversation with `flowgraph run APP PROMPT --thread {stored.thread_id}`"
         )
     return execute(
-        app, resume, thread_id=stored.thread_id, checkpoint_id=None, console=console, hint=hint
+        app,
+        resume,
+        thread_id=stored.thread_id,
+        checkpoint_id=None,
+        console=console,
+        hint=hint,
+        rerun_tools=args.rerun_tools,
     )
 
 
@@ -270,6 +276,7 @@ def cmd_fork(args: argparse.Namespace, store: Store, console: Console) -> int:
         console=console,
         hint=_hint(store, stored.thread_id, spec),
         answer=answer,
+        rerun_tools=args.rerun_tools,
     )
 
 

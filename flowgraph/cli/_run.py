@@ -104,6 +104,7 @@ class _Step:
                 "notes": [],
                 "error": None,
                 "paused": False,
+                "reused": set(),
             },
         )
 
@@ -152,6 +153,12 @@ class _Progress:
                 node["duration"] += float(part.data.get("duration", 0.0))
             if part.data.get("event") == "error":
                 node["error"] = str(part.data.get("error"))
+            elif part.data.get("event") == "reused":
+                node["reused"].add(part.data.get("tool_call_id"))
+                node["notes"].append(
+                    f"{part.data.get('name')}: not run again, reused the result stored at "
+                    f"checkpoint {part.data.get('checkpoint_id')} (--rerun-tools runs it)"
+                )
         elif part.mode == "updates" and isinstance(part.data, dict):
             for value in part.data.values():
                 for item in value if isinstance(value, list) else [value]:
@@ -165,7 +172,7 @@ class _Progress:
             if item.usage is not None:
                 node["tokens"] += item.usage.total_tokens
             node["notes"].extend(f"calls {tool_call(c.name, c.args)}" for c in item.tool_calls)
-        elif isinstance(item, ToolMessage):
+        elif isinstance(item, ToolMessage) and item.tool_call_id not in node["reused"]:
             node["notes"].append(f"{item.name or 'tool'}: {item.status}")
 
     def flush(self) -> None:
@@ -217,11 +224,14 @@ def execute(
     console: Console,
     hint: Hint,
     answer: Any = MISSING,
+    rerun_tools: bool = False,
 ) -> int:
     """Run (and keep resuming while the person answers); print the answer; the exit status.
 
     `answer`, if given, resumes the first interrupt the run reaches (a fork
-    re-running a step that asks again).
+    re-running a step that asks again). `rerun_tools`: a branch runs again the
+    tool calls another branch of the thread already ran, instead of reusing
+    their results.
     """
     progress = _Progress(console)
     store = app.checkpointer
@@ -233,6 +243,7 @@ def execute(
             mode=["messages", "updates", "events"],
             thread_id=thread_id,
             checkpoint_id=checkpoint_id,
+            rerun_tool_calls=rerun_tools,
         )
         try:
             for part in stream:

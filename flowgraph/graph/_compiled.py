@@ -115,6 +115,7 @@ class StreamKeywords(TypedDict, total=False):
     stop: threading.Event | None
     context: Any
     configurable: Mapping[str, Any] | None
+    rerun_tool_calls: bool
 
 
 def _names(nodes: Sequence[str]) -> frozenset[str]:
@@ -181,6 +182,7 @@ class CompiledGraph(ThreadAPI):
         stop: threading.Event | None = None,
         sink: Callable[[StreamPart], None] | None = None,
         modes: frozenset[str] = frozenset(),
+        rerun_tool_calls: bool = False,
     ) -> RunOptions:
         for name in (*(interrupt_before or ()), *(interrupt_after or ())):
             if name not in self.engine.plan.nodes:
@@ -202,6 +204,7 @@ class CompiledGraph(ThreadAPI):
             wait=wait,
             run_id=run_id,
             stop=stop,
+            rerun_tool_calls=rerun_tool_calls,
         )
 
     def _configure(
@@ -370,6 +373,7 @@ class CompiledGraph(ThreadAPI):
         stop: threading.Event | None = None,
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
+        rerun_tool_calls: bool = False,
     ) -> Any:
         """`invoke` from async code: the same arguments, the same result."""
         options = self._options(
@@ -382,6 +386,7 @@ class CompiledGraph(ThreadAPI):
             wait=wait,
             run_id=run_id,
             stop=stop,
+            rerun_tool_calls=rerun_tool_calls,
             inline_sync=False,
         )
         if config is not None or context is not None or configurable or thread_id is not None:
@@ -404,6 +409,7 @@ class CompiledGraph(ThreadAPI):
         stop: threading.Event | None = None,
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
+        rerun_tool_calls: bool = False,
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
@@ -436,6 +442,7 @@ class CompiledGraph(ThreadAPI):
             wait=wait,
             run_id=run_id,
             stop=stop,
+            rerun_tool_calls=rerun_tool_calls,
             inline_sync=True,
         )
         if config is not None or context is not None or configurable or thread_id is not None:
@@ -554,6 +561,7 @@ class CompiledGraph(ThreadAPI):
         stop: threading.Event | None = None,
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
+        rerun_tool_calls: bool = False,
     ) -> AsyncIterator[Any]:
         """`stream` for async code: the same items, the same laziness."""
         options = self._options(
@@ -566,6 +574,7 @@ class CompiledGraph(ThreadAPI):
             wait=wait,
             run_id=run_id,
             stop=stop,
+            rerun_tool_calls=rerun_tool_calls,
             inline_sync=False,
         )
         if config is not None or context is not None or configurable or thread_id is not None:
@@ -615,6 +624,7 @@ class CompiledGraph(ThreadAPI):
         stop: threading.Event | None = None,
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
+        rerun_tool_calls: bool = False,
     ) -> Iterator[Any]:
         """Run the graph, yielding what happens as it happens, step by step.
 
@@ -637,6 +647,7 @@ class CompiledGraph(ThreadAPI):
             wait=wait,
             run_id=run_id,
             stop=stop,
+            rerun_tool_calls=rerun_tool_calls,
             inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
         if config is not None or context is not None or configurable or thread_id is not None:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from flowgraph.graph._persist import _payload, load, referenced_messages, snapshot_of
+from flowgraph.graph._persist import load, record_payload, referenced_messages, snapshot_of
 from flowgraph.graph._schema import StateAdapter
 from flowgraph.graph._types import StateSnapshot
 from flowgraph.messages import AnyMessage, RemoveMessage
@@ -80,7 +80,7 @@ class StoredThread:
         removes: set[str] = set()
         names: dict[str, None] = {}
         for record in self.records:
-            payload = _payload(record)
+            payload = record_payload(record)
             for key in payload.get("values", {}):
                 names.setdefault(key)
             for _, _, writes in payload.get("writes", ()):  # a field no snapshot shows yet

@@ -68,6 +68,7 @@ __all__ = [
     "encode_step",
     "load",
     "load_pending",
+    "record_payload",
     "referenced_messages",
     "step_scope",
 ]
@@ -410,7 +411,8 @@ def _decode_pending(write: PendingWrite) -> PendingTask:
     )
 
 
-def _payload(record: CheckpointRecord) -> dict[str, Any]:
+def record_payload(record: CheckpointRecord) -> dict[str, Any]:
+    """A record's payload decoded; DeserializationError naming the checkpoint if it cannot be."""
     try:
         data = serde.loads(record.payload)
     except DeserializationError as exc:
@@ -433,7 +435,7 @@ def referenced_messages(
     fields = state.message_fields
     keys: set[str] = set()
     for record in checkpointer.history(thread_id):
-        payload = _payload(record)
+        payload = record_payload(record)
         if "values" in payload:
             for key in fields:
                 keys.update(payload["values"].get(key, ()))
@@ -481,7 +483,7 @@ def load(
         cached.pending.update(_decode_pending_writes(pending))
         return cached
     chain = checkpointer.chain(thread_id, checkpoint_id)
-    payloads = [_payload(r) for r in chain]
+    payloads = [record_payload(r) for r in chain]
     fields = state.message_fields
     wanted: set[str] = set()
     for i, payload in enumerate(payloads):
@@ -632,6 +634,7 @@ class Saver:
         direct: bool,
         cache: ThreadCache | None = None,
         fork: bool = False,
+        branch: bool = False,
         claim: RunLease | None = None,
     ) -> None:
         self.claim = claim
@@ -644,6 +647,10 @@ class Saver:
         self.cache = cache
         self.fork = fork
         """The next step starts a new branch: its checkpoint's source is "fork"."""
+        self.branch = branch or fork
+        """The run extends a branch (not the thread's first line): every checkpoint it
+        writes says so in its metadata (`"branch": True`), so a later run on it knows to
+        look for tool results another branch stored (see `graph._reuse`)."""
 
     def step_scope(self) -> str:
         return step_scope(self.cursor.thread_id, self.cursor.head)
@@ -672,12 +679,14 @@ class Saver:
         cursor = self.cursor
         if self.fork:
             source, self.fork = "fork", False
-        metadata = {
+        metadata: dict[str, Any] = {
             "source": source,
             "nodes": [r.task.node for r in results],
             "run_id": self.run_id,
             "usage": usage.as_dict(),
         }
+        if self.branch:
+            metadata["branch"] = True
         record, messages = encode_step(
             self.state,
             cursor,

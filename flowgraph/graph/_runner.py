@@ -31,6 +31,7 @@ from flowgraph.graph._types import MISSING, Command, Interrupt, ParentCommand, S
 
 if TYPE_CHECKING:
     from flowgraph.graph._builder import Branch
+    from flowgraph.graph._reuse import Reuse
     from flowgraph.graph._schema import StateAdapter
 
 __all__ = [
@@ -120,6 +121,9 @@ class Run:
     parent_task: TaskScope | None = None
     """The task of the outer run this (subgraph) run belongs to: its tasks take their
     interrupt answers from it, and a pause is raised up to it."""
+    reuse: Reuse | None = None
+    """Tool results stored by the thread's other branches, for this branch's ToolNodes
+    to take instead of running the calls again (see `graph._reuse`)."""
 
 
 class Emitter:
@@ -240,8 +244,11 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
     if parent is not None:
         scope.answers = parent.answers
         scope.interrupt_path = f"{parent.interrupt_path}{step}.{task.index}."
-    elif run.answers:
-        scope.answers = run.answers.get(task.index, {})
+        scope.reuse = parent.reuse
+    else:
+        if run.answers:
+            scope.answers = run.answers.get(task.index, {})
+        scope.reuse = run.reuse
     if parent is not None:
         scope.memo = parent.memo if parent.memo is not None else _plain_memo(parent)
     elif run.saver is not None:

@@ -22,8 +22,17 @@ from flowgraph._context import RunInfo, RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._lease import RunLease
-from flowgraph.graph._persist import Cursor, Loaded, PendingTask, Saver, ThreadCache, load
+from flowgraph.graph._persist import (
+    Cursor,
+    Loaded,
+    PendingTask,
+    Saver,
+    ThreadCache,
+    load,
+    step_scope,
+)
 from flowgraph.graph._plan import Task, TaskResult, apply_writes, next_tasks
+from flowgraph.graph._reuse import stored_answers
 from flowgraph.graph._runner import PASSED_UP, Engine, Run, _command_writes, start_tasks
 from flowgraph.graph._types import MISSING, START, Budget, Command, Send, StreamPart
 from flowgraph.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -72,6 +81,8 @@ class RunOptions:
     caught_up: Callable[[], Awaitable[None]] | None = None
     info: RunInfo | None = None
     """What nodes asking for `config` or `runtime` read (None: nothing was given)."""
+    rerun_tool_calls: bool = False
+    """A branch runs its tool calls again even when another branch stored their results."""
 
 
 def _usage_for(budget: Budget | None) -> RunUsage:
@@ -259,6 +270,7 @@ async def prepare_run(
             # The input is in the thread already (see _redelivered): it was taken before,
             # by this caller or a racing one, so its turn is not run a second time.
             input, resuming = None, True
+    branch = forking or (loaded is not None and bool(loaded.metadata.get("branch")))
     run.saver = Saver(
         checkpointer,
         state,
@@ -267,13 +279,26 @@ async def prepare_run(
         direct=direct,
         cache=cache,
         fork=forking,
+        branch=branch,
         claim=claim,
     )
+    if branch and (resuming or command is not None) and not options.rerun_tool_calls:
+        assert loaded is not None  # a branch starts from a stored checkpoint
+        run.reuse = await _blocking(
+            direct,
+            stored_answers,
+            checkpointer,
+            state,
+            engine.plan.nodes,
+            options.thread_id,
+            loaded.record.checkpoint_id,
+            loaded.values,
+        )
     if command is not None:
         # a routed input: its update is a step of its own, its goto the next tasks (with
         # whatever the thread still had to do), then the thread goes on as a resume does
         if loaded is not None:
-            _resume(run, loaded, command if command.has_resume else None)
+            _resume(run, loaded, command if command.has_resume else None, forking)
             run.skip_breakpoint = bool(loaded.tasks)
         elif command.has_resume:
             raise _nothing_to_resume(options.thread_id)
@@ -282,7 +307,7 @@ async def prepare_run(
     if resuming:
         if loaded is None:
             raise _nothing_to_resume(options.thread_id)
-        _resume(run, loaded, input)
+        _resume(run, loaded, input, forking)
         if run.sink is not None and "values" in run.modes:
             # as LangGraph does: a resumed run first shows the state it goes on from
             run.sink(StreamPart("values", run.step, None, state.view(run.values)))
@@ -335,8 +360,13 @@ def _nothing_to_resume(thread_id: str) -> InvalidUpdateError:
     )
 
 
-def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
-    """Continue the checkpoint's pending tasks, reusing finished ones and answering pauses."""
+def _resume(run: Run, loaded: Loaded, input: Command | None, forking: bool = False) -> None:
+    """Continue the checkpoint's pending tasks, reusing finished ones and answering pauses.
+
+    A fork with an answer (`Command(resume=...)` at a past checkpoint whose
+    interrupt was answered since) answers the interrupts its tasks are about to
+    raise again: "what if they had said no?" (see `_fork_answers`).
+    """
     run.tasks = list(loaded.tasks)
     tasks = {t.index: t for t in run.tasks}
     pending = {i: p for i, p in loaded.pending.items() if i in tasks}
@@ -353,6 +383,9 @@ def _resume(run: Run, loaded: Loaded, input: Command | None) -> None:
     run.carried = {i: p for i, p in pending.items() if p.writes is None}
     run.answers = {i: dict(p.answers) for i, p in paused.items()}
     if input is None:
+        return
+    if not paused and forking and run.tasks:
+        run.answers = _fork_answers(run, loaded, input.resume)
         return
     if not paused:
         raise InvalidUpdateError(
@@ -378,6 +411,46 @@ def _answers(paused: dict[int, PendingTask], resume: Any) -> dict[str, Any]:
         "Command(resume={interrupt_id: value, ...})",
         node=START,
     )
+
+
+def _fork_answers(run: Run, loaded: Loaded, resume: Any) -> dict[int, dict[str, Any]]:
+    """A fork's answers to the interrupts its first step's tasks will raise, by task and key.
+
+    Interrupt ids depend only on the checkpoint, the task and the position of
+    the call in it, so the ids the origin showed at this checkpoint are the ids
+    the fork's tasks raise: `{interrupt_id: value}` answers them by id, a plain
+    value the first interrupt of the step's only task.
+    """
+    record = loaded.record
+    prefix = f"{step_scope(record.thread_id, record.checkpoint_id)}-{record.step + 1}-"
+    indexes = {t.index for t in run.tasks}
+    if isinstance(resume, Mapping) and resume:
+        places = {key: _place(prefix, key, indexes) for key in resume}
+        if None not in places.values():  # keyed by interrupt ids, not an answer that is a dict
+            answers: dict[int, dict[str, Any]] = {}
+            for key, value in resume.items():
+                task, position = places[key]  # type: ignore[misc]  # None was ruled out
+                answers.setdefault(task, {})[position] = value
+            return answers
+    if len(run.tasks) == 1:
+        return {run.tasks[0].index: {"i0": resume}}
+    first = [f"{prefix}{t.index}-i0" for t in run.tasks]
+    raise InvalidUpdateError(
+        f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r} runs "
+        f"{len(first)} tasks next; say which interrupt the answer is for with "
+        f"Command(resume={{interrupt_id: value, ...}}), e.g. {', '.join(first)}",
+        node=START,
+    )
+
+
+def _place(prefix: str, interrupt_id: Any, indexes: set[int]) -> tuple[int, str] | None:
+    """(task index, key in the task) of an interrupt id of the fork's first step, or None."""
+    if not isinstance(interrupt_id, str) or not interrupt_id.startswith(prefix):
+        return None
+    task, _, position = interrupt_id[len(prefix) :].partition("-")
+    if not (task.isdigit() and int(task) in indexes and position[:1] == "i"):
+        return None
+    return (int(task), position) if position[1:].isdigit() else None
 
 
 async def _apply_input(

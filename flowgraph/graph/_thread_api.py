@@ -248,8 +248,18 @@ class ThreadAPI:
             engine, store, thread_id, checkpoint_id, direct=True, cache=self._cache
         )
         cursor = loaded.cursor if loaded else Cursor(thread_id, expected=None)
+        # an edit of a past checkpoint starts a branch (see graph._reuse)
+        branch = loaded is not None and (
+            loaded.record.checkpoint_id != cursor.expected or bool(loaded.metadata.get("branch"))
+        )
         saver = Saver(
-            store, engine.state, cursor, run_id=uuid.uuid4().hex, direct=True, cache=self._cache
+            store,
+            engine.state,
+            cursor,
+            run_id=uuid.uuid4().hex,
+            direct=True,
+            cache=self._cache,
+            branch=branch,
         )
         run = Run(
             values=loaded.values if loaded else engine.state.defaults(),

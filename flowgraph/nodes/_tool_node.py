@@ -37,6 +37,7 @@ from flowgraph.graph import Command
 from flowgraph.graph._bridge import run_sync
 from flowgraph.graph._once import aonce
 from flowgraph.graph._pool import run_in_thread
+from flowgraph.graph._reuse import answer_from_origin
 from flowgraph.messages import (
     AIMessage,
     AnyMessage,
@@ -108,6 +109,11 @@ def pending_tool_calls(
             if call.id is not None and call.name is not None and call.id not in answered
         )
     return message, calls
+
+
+def _from_origin(calls: Sequence[ToolCall | InvalidToolCall]) -> list[ToolMessage | None]:
+    """Each call's result as another branch of the thread stored it, or None: run it."""
+    return [answer_from_origin(c) if isinstance(c, ToolCall) else None for c in calls]
 
 
 def _once_keys(calls: Sequence[ToolCall | InvalidToolCall]) -> list[str]:
@@ -219,28 +225,30 @@ class ToolNode:
             )
         if not calls:
             return {self.messages_key: []}
-        charge_tool_calls(len(calls))
-        answers: list[ToolMessage | Command[Any]] = []
-        if len(calls) == 1:  # nothing to overlap: no gather, and perhaps no thread
-            scope = current_task.get()
+        scope = current_task.get()
+        # on a branch of a thread, a call another branch already ran takes its stored result
+        stored = _from_origin(calls) if scope is not None and scope.reuse is not None else []
+        charge_tool_calls(len(calls) - len(stored) + stored.count(None))
+        answers: list[Any] = stored or [None] * len(calls)
+        keys = _once_keys(calls)
+        waiting = [i for i, answer in enumerate(answers) if answer is None]
+        if len(waiting) == 1:  # nothing to overlap: no gather, and perhaps no thread
             here = scope is not None and scope.inline and self.timeout is None
-            answers.append(await self._answer(calls[0], _once_keys(calls)[0], state, here))
-        else:
+            i = waiting[0]
+            answers[i] = await self._answer(calls[i], keys[i], state, here)
+        elif waiting:
             outcomes = await asyncio.gather(
-                *(
-                    self._answer(call, key, state, False)
-                    for call, key in zip(calls, _once_keys(calls), strict=True)
-                ),
+                *(self._answer(calls[i], keys[i], state, False) for i in waiting),
                 return_exceptions=True,
             )
-            for outcome in outcomes:
+            for i, outcome in zip(waiting, outcomes, strict=True):
                 if isinstance(outcome, BaseException):
                     raise outcome
-                answers.append(outcome)
+                answers[i] = outcome
         for answer in answers:
             if isinstance(answer, Command):
                 return _combined(self.messages_key, calls, answers)
-        return {self.messages_key: answers}  # type: ignore[dict-item]  # no Command among them
+        return {self.messages_key: answers}  # no Command among them
 
     async def ainvoke(self, state: Any) -> dict[str, list[ToolMessage]] | Command[Any]:
         """The node, called from async code (the same as awaiting the node itself)."""
