@@ -22,9 +22,10 @@ from flowgraph.server._auth import TokenAuth
 from flowgraph.server._context import ServerContext
 from flowgraph.server._executor import RunManager
 from flowgraph.server._graphs import GraphEntry, Graphs, assistant_uuid
-from flowgraph.server._http import DEFAULT_MAX_BODY, ApiError, json_response
+from flowgraph.server._http import DEFAULT_MAX_BODY
 from flowgraph.server._queue import CeleryQueue
-from flowgraph.server._registry import open_registry
+from flowgraph.server._records.registry import open_registry
+from flowgraph.server._wire.responses import ApiError, json_response
 
 if TYPE_CHECKING:
     from flowgraph.store import BaseStore

@@ -15,8 +15,9 @@ from starlette.routing import Route
 
 from flowgraph.server._context import server_of
 from flowgraph.server._graphs import GraphEntry
-from flowgraph.server._http import ApiError, Fields, json_response, query_bool, read_body
+from flowgraph.server._http import Fields, query_bool, read_body
 from flowgraph.server._threads import contains
+from flowgraph.server._wire.responses import ApiError, json_response
 
 __all__ = ["ROUTES"]
 

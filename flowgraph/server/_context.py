@@ -22,9 +22,9 @@ from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.graph import StateSnapshot
 from flowgraph.server._executor import RunManager
 from flowgraph.server._graphs import GraphEntry, Graphs
-from flowgraph.server._http import ApiError
-from flowgraph.server._registry import Registry, ThreadRecord
-from flowgraph.server._wire import interrupt_to_wire, iso, task_id, to_wire
+from flowgraph.server._records.registry import Registry, ThreadRecord
+from flowgraph.server._wire.convert import interrupt_to_wire, iso, task_id, to_wire
+from flowgraph.server._wire.responses import ApiError
 
 if TYPE_CHECKING:
     from flowgraph.store import BaseStore

@@ -25,18 +25,18 @@ from typing import Any, TypeVar, get_args
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph import CompiledGraph, StreamMode, StreamPart
 from flowgraph.server._graphs import GraphEntry, Graphs
-from flowgraph.server._http import ApiError, dumps
 from flowgraph.server._queue import QUEUE_OWNER, CeleryQueue
-from flowgraph.server._registry import FINISHED, Registry, RunRecord
+from flowgraph.server._records.registry import FINISHED, Registry, RunRecord
 from flowgraph.server._rollback import roll_back
-from flowgraph.server._stream import Translator, engine_modes
-from flowgraph.server._wire import (
+from flowgraph.server._wire.convert import (
     command_from_wire,
     input_from_wire,
     run_json,
     snapshot_to_wire,
     to_wire,
 )
+from flowgraph.server._wire.responses import ApiError, dumps
+from flowgraph.server._wire.stream import Translator, engine_modes
 
 __all__ = ["LocalRun", "RunManager", "lost_error"]
 

@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from flowgraph.graph import CompiledGraph, Entrypoint
-from flowgraph.server._http import ApiError
-from flowgraph.server._wire import iso
+from flowgraph.server._wire.convert import iso
+from flowgraph.server._wire.responses import ApiError
 
 __all__ = ["GraphEntry", "Graphs", "assistant_uuid"]
 

@@ -1,10 +1,9 @@
-"""HTTP plumbing shared by the routes: errors as JSON, bodies read and checked field by field.
+"""Reading requests: JSON bodies and query parameters checked field by field.
 
-Every refusal is `{"detail": "..."}` with the status code the LangGraph SDK
-maps to its typed errors (404 NotFoundError, 409 ConflictError, 422
-UnprocessableEntityError). A body that is not JSON, or a field of the wrong
-type, is a 422 naming the field, never a 500; fields the server does not
-know are ignored, since the SDK sends many.
+A body that is not JSON, or a field of the wrong type, is a 422 naming the
+field (an `ApiError`, see `_wire.responses`), never a 500; a body past the
+limit is a 413; fields the server does not know are ignored, since the SDK
+sends many.
 """
 
 from __future__ import annotations
@@ -15,54 +14,13 @@ from collections.abc import Collection, Mapping
 from typing import Any, NoReturn
 
 from starlette.requests import Request
-from starlette.responses import Response
 
-__all__ = [
-    "DEFAULT_MAX_BODY",
-    "ApiError",
-    "Fields",
-    "dumps",
-    "json_response",
-    "query_bool",
-    "query_int",
-    "read_body",
-]
+from flowgraph.server._wire.responses import ApiError
+
+__all__ = ["DEFAULT_MAX_BODY", "Fields", "query_bool", "query_int", "read_body"]
 
 DEFAULT_MAX_BODY = 10 * 1024 * 1024
 """Request bodies larger than this (bytes) are refused with 413."""
-
-
-class ApiError(Exception):
-    """An answer other than success: its status code and the `detail` the client reads."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-
-    def response(self) -> Response:
-        return json_response({"detail": self.detail}, status=self.status)
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return repr(value)
-
-
-def dumps(value: Any) -> bytes:
-    """Compact JSON bytes; anything `json` cannot write becomes its repr rather than a 500."""
-    return json.dumps(value, separators=(",", ":"), default=_default, ensure_ascii=False).encode()
-
-
-def json_response(
-    value: Any, *, status: int = 200, headers: Mapping[str, str] | None = None
-) -> Response:
-    return Response(
-        dumps(value), status_code=status, media_type="application/json", headers=headers
-    )
 
 
 async def read_body(request: Request, *, limit: int) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from flowgraph.messages import BaseMessage
 
 if TYPE_CHECKING:
     from flowgraph.server._graphs import GraphEntry
-    from flowgraph.server._registry import RunRecord
+    from flowgraph.server._records.registry import RunRecord
 
 __all__ = ["QUEUE_OWNER", "UNSUPPORTED", "CeleryQueue"]
 

@@ -20,25 +20,18 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from flowgraph.server._context import ServerContext, new_id, server_of
-from flowgraph.server._http import (
-    ApiError,
-    Fields,
-    dumps,
-    json_response,
-    query_bool,
-    query_int,
-    read_body,
-)
+from flowgraph.server._http import Fields, query_bool, query_int, read_body
 from flowgraph.server._queue import UNSUPPORTED
-from flowgraph.server._registry import FINISHED, RunRecord, ThreadRecord
-from flowgraph.server._stream import STREAM_MODES, encode_sse
-from flowgraph.server._wire import (
+from flowgraph.server._records.registry import FINISHED, RunRecord, ThreadRecord
+from flowgraph.server._wire.convert import (
     command_from_wire,
     input_from_wire,
     run_json,
     snapshot_to_wire,
     to_wire,
 )
+from flowgraph.server._wire.responses import ApiError, dumps, json_response
+from flowgraph.server._wire.stream import STREAM_MODES, encode_sse
 
 __all__ = ["ROUTES"]
 

@@ -19,11 +19,12 @@ from starlette.routing import Route
 
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.server._context import ServerContext, new_id, server_of
-from flowgraph.server._http import ApiError, Fields, json_response, query_bool, query_int, read_body
+from flowgraph.server._http import Fields, query_bool, query_int, read_body
 from flowgraph.server._queue import QUEUE_OWNER
-from flowgraph.server._registry import ThreadRecord
+from flowgraph.server._records.registry import ThreadRecord
 from flowgraph.server._rollback import copy_thread
-from flowgraph.server._wire import checkpoint_ref, input_from_wire, state_to_wire
+from flowgraph.server._wire.convert import checkpoint_ref, input_from_wire, state_to_wire
+from flowgraph.server._wire.responses import ApiError, json_response
 
 __all__ = ["DELETE_WAIT_S", "ROUTES", "contains"]
 

@@ -20,8 +20,8 @@ import pytest
 
 from flowgraph.checkpoint import BaseCheckpointer, MemoryCheckpointer, open_checkpointer
 from flowgraph.checkpoint._lease import process_owner
-from flowgraph.server._docs import DELETE
-from flowgraph.server._registry import Registry, RunRecord, ThreadRecord, open_registry
+from flowgraph.server._records.docs import DELETE
+from flowgraph.server._records.registry import Registry, RunRecord, ThreadRecord, open_registry
 from flowgraph.server._rollback import copy_thread, roll_back
 
 from .apps import slow

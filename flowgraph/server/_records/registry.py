@@ -1,6 +1,6 @@
 """The run registry: threads' metadata and run records, in the checkpoint store.
 
-Records are documents of the checkpoint store (see `_docs`), so a restarted
+Records are documents of the checkpoint store (see `docs`), so a restarted
 server, or any other server on the same store, answers `runs.get`, `list`
 and `join` for any run. Which run holds a thread is the engine's thread
 lease; a run record names the process running it (its `owner`, as the
@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from flowgraph.checkpoint._lease import owner_is_gone, process_owner
-from flowgraph.server._docs import DocStore, MemoryDocs, SQLiteDocs
+from flowgraph.server._records.docs import DocStore, MemoryDocs, SQLiteDocs
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
@@ -270,13 +270,13 @@ def open_registry(checkpointer: BaseCheckpointer) -> Registry:
         return Registry(SQLiteDocs(checkpointer.path, timeout=checkpointer.timeout))
     kind = type(checkpointer).__name__
     if kind == "PostgresCheckpointer":
-        from flowgraph.server._docs_servers import PostgresDocs
+        from flowgraph.server._records.docs_servers import PostgresDocs
 
         return Registry(PostgresDocs(checkpointer.dsn, schema=checkpointer.schema))  # type: ignore[attr-defined]
     if kind == "RedisCheckpointer":
         import redis
 
-        from flowgraph.server._docs_servers import RedisDocs
+        from flowgraph.server._records.docs_servers import RedisDocs
 
         theirs = checkpointer.client.connection_pool  # type: ignore[attr-defined]
         pool = redis.ConnectionPool(

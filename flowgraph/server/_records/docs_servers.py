@@ -14,7 +14,15 @@ import hashlib
 import json
 from typing import Any
 
-from flowgraph.server._docs import DELETE, DocStore, Updater, _apply, indexed, matches, where_sql
+from flowgraph.server._records.docs import (
+    DELETE,
+    DocStore,
+    Updater,
+    _apply,
+    indexed,
+    matches,
+    where_sql,
+)
 
 __all__ = ["PostgresDocs", "RedisDocs"]
 

@@ -26,14 +26,14 @@ from typing import Any
 
 from flowgraph.graph import StreamPart
 from flowgraph.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
-from flowgraph.server._http import dumps
-from flowgraph.server._wire import (
+from flowgraph.server._wire.convert import (
     chunk_to_wire,
     interrupt_to_wire,
     message_to_wire,
     task_id,
     to_wire,
 )
+from flowgraph.server._wire.responses import dumps
 
 __all__ = ["STREAM_MODES", "Translator", "encode_sse", "engine_modes"]
 

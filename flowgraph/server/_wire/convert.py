@@ -35,10 +35,10 @@ from flowgraph.messages import (
     coerce_message,
     to_openai,
 )
-from flowgraph.server._http import ApiError
+from flowgraph.server._wire.responses import ApiError
 
 if TYPE_CHECKING:
-    from flowgraph.server._registry import RunRecord
+    from flowgraph.server._records.registry import RunRecord
 
 __all__ = [
     "checkpoint_ref",
