@@ -51,7 +51,7 @@ def cmd_serve(args: argparse.Namespace, store: Store | None, console: Console) -
     assert store is not None, "main() opens the store for every command but draw"
     try:
         from flowgraph.server import serve
-        from flowgraph.server._serve import ExposureError
+        from flowgraph.server._http.serve import ExposureError
     except ImportError as exc:
         raise CliError(str(exc)) from exc
     graphs: dict[str, CompiledGraph] = {}

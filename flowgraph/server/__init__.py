@@ -15,7 +15,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         f"flowgraph.server needs Starlette and uvicorn: pip install 'flowgraph[server]' ({exc})"
     ) from exc
 
-from flowgraph.server._app import create_app
-from flowgraph.server._serve import running, serve
+from flowgraph.server._http.app import create_app
+from flowgraph.server._http.serve import running, serve
 
 __all__ = ["create_app", "running", "serve"]

@@ -17,12 +17,16 @@ from starlette.routing import Route
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.checkpoint.memory import MemoryCheckpointer
 from flowgraph.graph import CompiledGraph, StateGraph
-from flowgraph.server import _assistants, _runs, _store, _threads, _ui
-from flowgraph.server._auth import TokenAuth
-from flowgraph.server._context import ServerContext
 from flowgraph.server._executor import RunManager
 from flowgraph.server._graphs import GraphEntry, Graphs, assistant_uuid
-from flowgraph.server._http import DEFAULT_MAX_BODY
+from flowgraph.server._http.assistants import ROUTES as ASSISTANTS
+from flowgraph.server._http.auth import TokenAuth
+from flowgraph.server._http.context import ServerContext
+from flowgraph.server._http.fields import DEFAULT_MAX_BODY
+from flowgraph.server._http.runs import ROUTES as RUNS
+from flowgraph.server._http.store import ROUTES as STORE
+from flowgraph.server._http.threads import ROUTES as THREADS
+from flowgraph.server._http.ui import ROUTES as UI
 from flowgraph.server._queue import CeleryQueue
 from flowgraph.server._records.registry import open_registry
 from flowgraph.server._wire.responses import ApiError, json_response
@@ -176,11 +180,11 @@ def create_app(
         Route("/", _root, methods=["GET"]),
         Route("/ok", _ok, methods=["GET"]),
         Route("/info", _info, methods=["GET"]),
-        *_assistants.ROUTES,
-        *_threads.ROUTES,
-        *_runs.ROUTES,
-        *_store.ROUTES,
-        *_ui.ROUTES,
+        *ASSISTANTS,
+        *THREADS,
+        *RUNS,
+        *STORE,
+        *UI,
     ]
     asgi = Starlette(
         routes=routes,

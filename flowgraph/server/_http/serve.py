@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.graph import CompiledGraph, StateGraph
-from flowgraph.server._auth import is_loopback
+from flowgraph.server._http.auth import is_loopback
 
 if TYPE_CHECKING:
     import uvicorn
@@ -65,7 +65,7 @@ def serve(
     """Serve `graphs` until interrupted (Ctrl-C or SIGTERM stop it cleanly)."""
     import uvicorn
 
-    from flowgraph.server._app import create_app
+    from flowgraph.server._http.app import create_app
 
     token = auth_token or os.environ.get(TOKEN_ENV) or None
     check_exposure(host, token, allow_unauthenticated=allow_unauthenticated)
@@ -125,7 +125,7 @@ def running(
     """
     import uvicorn
 
-    from flowgraph.server._app import create_app
+    from flowgraph.server._http.app import create_app
 
     app = create_app(graphs, checkpointer=checkpointer, auth_token=auth_token, store=store)
     with socket.socket() as sock:

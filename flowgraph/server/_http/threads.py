@@ -18,8 +18,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from flowgraph.errors import ConcurrentRunError
-from flowgraph.server._context import ServerContext, new_id, server_of
-from flowgraph.server._http import Fields, query_bool, query_int, read_body
+from flowgraph.server._http.context import ServerContext, new_id, server_of
+from flowgraph.server._http.fields import Fields, query_bool, query_int, read_body
 from flowgraph.server._queue import QUEUE_OWNER
 from flowgraph.server._records.registry import ThreadRecord
 from flowgraph.server._rollback import copy_thread

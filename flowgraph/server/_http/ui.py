@@ -19,7 +19,7 @@ from starlette.types import Scope
 
 __all__ = ["CONTENT_SECURITY_POLICY", "ROUTES", "UI_DIR"]
 
-UI_DIR = Path(__file__).with_name("ui")
+UI_DIR = Path(__file__).parents[1] / "ui"
 """The inspector's files, shipped as package data."""
 
 CONTENT_SECURITY_POLICY = (

@@ -21,8 +21,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from flowgraph.errors import StoreError
-from flowgraph.server._context import server_of
-from flowgraph.server._http import Fields, query_bool, read_body
+from flowgraph.server._http.context import server_of
+from flowgraph.server._http.fields import Fields, query_bool, read_body
 from flowgraph.server._wire.responses import ApiError, json_response
 
 __all__ = ["ROUTES"]
