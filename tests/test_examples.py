@@ -1,9 +1,9 @@
-"""Every example runs offline, as the README promises, and says what it should.
+"""Every example runs offline, as the manual promises, and says what it should.
 
 Each example runs in a fresh process with a clean environment (no
 FLOWGRAPH_MODEL: the scripted model) and this checkout on its path: as a
 script (`python examples/NAME.py`), and as an app through the `flowgraph`
-command (`run` with the README's commands, and `draw`). With
+command (`run` with docs/examples.md's commands, and `draw`). With
 FLOWGRAPH_TEST_OPENAI_URL set, they also run against llama.cpp's server; its
 tiny model always says the same sentence, so those checks are on structure
 (the run finished, the replies came from the server), not on wording.
@@ -265,7 +265,7 @@ def test_example_runs_against_llama_server(
 
 # -- every example is an app: the `flowgraph` command runs and draws each one ----------
 #
-# Each example has a session: `flowgraph` commands written as in the README (from the
+# Each example has a session: `flowgraph` commands written as in docs/examples.md (from the
 # repository's root: `examples/NAME.py`), each with what it must print. They run as
 # real subprocesses of the installed `flowgraph` script, in a scratch directory that
 # links `examples/` (so the default store, ./flowgraph.db, is the scratch one).
@@ -721,29 +721,28 @@ def test_every_example_is_an_app(
     session = SESSIONS.get(example.name)
     assert session is not None, (
         f"add to SESSIONS the `flowgraph` commands that run {example.name} (and to the "
-        "README's example table): every example is an app the CLI runs"
+        "example table of docs/examples.md): every example is an app the CLI runs"
     )
     surface(example, session, tmp_path)
 
 
-def _readme_commands() -> dict[str, list[str]]:
+def _documented_commands() -> dict[str, list[str]]:
     """The example table's CLI column: example file -> the commands shown for it."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Examples\n", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
     rows = {}
-    for row in re.findall(r"^\| \[`(\w+\.py)`\]\(examples/\1\) \|.*\|(.*)\|$", section, re.M):
+    for row in re.findall(r"^\| \[`(\w+\.py)`\]\(\.\./examples/\1\) \|.*\|(.*)\|$", section, re.M):
         name, cell = row
         rows[name] = re.findall(r"`([^`]*flowgraph [^`]+)`", cell)
     return rows
 
 
-def test_the_readme_shows_each_example_s_commands_and_they_are_the_tested_ones() -> None:
-    shown = _readme_commands()
+def test_the_docs_show_each_example_s_commands_and_they_are_the_tested_ones() -> None:
+    shown = _documented_commands()
 
     assert set(shown) == {p.name for p in EXAMPLES}
     for name, commands in shown.items():
         tested = [shlex.split(c.command) for c in SESSIONS[name].calls]
-        assert commands, f"the README shows no command for {name}"
+        assert commands, f"docs/examples.md shows no command for {name}"
         assert shlex.split(commands[0]) == tested[0], name
         for command in commands:
             assert shlex.split(command) in tested, f"{name}: {command} is not tested"
@@ -779,9 +778,9 @@ def test_flowgraph_run_on_each_example_against_llama_server(example: Path, tmp_p
     }
 
 
-def test_the_readme_s_loader_error_is_the_one_the_cli_prints(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    command, error = re.findall(r"^\$ (flowgraph draw \S+:persona .*)\n(.*)$", readme, re.M)[0]
+def test_the_docs_loader_error_is_the_one_the_cli_prints(tmp_path: Path) -> None:
+    page = (ROOT / "docs" / "command-line.md").read_text(encoding="utf-8")
+    command, error = re.findall(r"^\$ (flowgraph draw \S+:persona .*)\n(.*)$", page, re.M)[0]
 
     done = flowgraph(command, scratch(tmp_path))
 

@@ -1,9 +1,12 @@
-"""Every Python snippet in README.md runs, as a newcomer would paste it.
+"""Every Python snippet of the manual runs, as a newcomer would paste it.
 
-Snippets are the ```python blocks, each executed on its own in a fresh
+The manual is README.md and the pages of docs/ (the site `mkdocs build`
+makes). Snippets are the ```python blocks, each executed on its own in a fresh
 namespace (nothing is shared between them) with a temporary working
-directory. The README also names every example, and every flowgraph name
-its LangGraph migration table promises exists.
+directory; a snippet's test id is its page and its number on the page
+(`docs/streaming.md-2`). The manual also names every example, its pages
+link only to files that exist, and every flowgraph name the LangGraph
+migration table (docs/migration.md) promises exists.
 """
 
 from __future__ import annotations
@@ -23,8 +26,24 @@ from flowgraph import CompiledGraph, StateGraph
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-TEXT = README.read_text(encoding="utf-8")
-SNIPPETS = re.findall(r"```python\n(.*?)```", TEXT, re.S)
+DOCS = ROOT / "docs"
+PAGES = [README, *sorted(DOCS.rglob("*.md"))]
+"""The manual: README.md first, then every page of the site."""
+TEXTS = {page.relative_to(ROOT).as_posix(): page.read_text(encoding="utf-8") for page in PAGES}
+TEXT = TEXTS["README.md"]
+MIGRATION = TEXTS["docs/migration.md"]
+
+
+def snippets(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+
+
+SNIPPETS = {
+    f"{name}-{number}": code
+    for name, text in TEXTS.items()
+    for number, code in enumerate(snippets(text), start=1)
+}
+"""Every snippet of the manual, by its page and its number on the page."""
 
 MIGRATION_NAMES = [
     "StateGraph",
@@ -96,11 +115,11 @@ MIGRATION_METHODS: list[tuple[type[Any], str]] = [
 
 
 def migration_section() -> str:
-    start = TEXT.index("## Migrating from LangGraph")
-    return TEXT[start : TEXT.index("\n## ", start + 1)]
+    return MIGRATION
 
 
-def test_the_readme_has_snippets() -> None:
+def test_the_manual_has_snippets() -> None:
+    assert len(snippets(TEXT)) >= 1, "README.md shows a first agent"
     assert len(SNIPPETS) >= 4
 
 
@@ -111,6 +130,16 @@ def test_the_readme_starts_with_the_two_commands() -> None:
     assert TEXT.index(commands[1]) < TEXT.index("## What works today")
 
 
+def test_the_readme_is_short() -> None:
+    assert TEXT.count("\n") < 300, "README.md introduces; the manual is in docs/"
+
+
+def test_every_page_is_on_the_site() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in PAGES[1:]:
+        assert f": {page.relative_to(DOCS).as_posix()}\n" in nav, f"{page} is not in the nav"
+
+
 SERVERS = {
     # what a snippet reads -> the test server variable .ci/run sets
     "DATABASE_URL": "FLOWGRAPH_TEST_POSTGRES_URL",
@@ -118,10 +147,11 @@ SERVERS = {
 }
 
 
-@pytest.mark.parametrize("index", range(len(SNIPPETS)))
-def test_snippet_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("name", list(SNIPPETS))
+def test_snippet_runs(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    snippet = SNIPPETS[name]
     for variable, test_variable in SERVERS.items():
-        if f'os.environ["{variable}"]' in SNIPPETS[index]:
+        if f'os.environ["{variable}"]' in snippet:
             url = os.environ.get(test_variable)
             if not url:
                 pytest.skip(f"this snippet needs a server: set {test_variable}")
@@ -129,16 +159,34 @@ def test_snippet_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        code = compile(SNIPPETS[index], f"README.md snippet {index + 1}", "exec", dont_inherit=True)
-        exec(code, {"__name__": f"readme_snippet_{index + 1}"})
+        code = compile(snippet, f"{name} snippet", "exec", dont_inherit=True)
+        exec(code, {"__name__": "snippet_" + re.sub(r"\W", "_", name)})
     finally:
         os.chdir(cwd)
 
 
-def test_every_example_is_in_the_readme() -> None:
+def test_every_example_is_in_the_manual() -> None:
     examples = sorted(p.name for p in (ROOT / "examples").glob("[!_]*.py"))
-    missing = [name for name in examples if f"examples/{name}" not in TEXT]
-    assert not missing, f"say what these examples show in README.md: {missing}"
+    manual = "\n".join(TEXTS.values())
+    missing = [name for name in examples if f"examples/{name}" not in manual]
+    assert not missing, f"say what these examples show in README.md or docs/: {missing}"
+
+
+LINK = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]*))?\)")
+
+
+def prose(text: str) -> str:
+    """The text outside fenced code blocks."""
+    return "".join(re.split(r"^```.*?^```", text, flags=re.S | re.M))
+
+
+@pytest.mark.parametrize("name", list(TEXTS))
+def test_a_page_links_only_to_what_exists(name: str) -> None:
+    page = ROOT / name
+    for target, _anchor in LINK.findall(prose(TEXTS[name])):
+        if not target or re.match(r"[a-z]+:", target):
+            continue  # an anchor on the page itself (mkdocs checks those), or a URL
+        assert (page.parent / target).resolve().exists(), f"{name} links to {target}"
 
 
 @pytest.mark.parametrize("name", MIGRATION_NAMES)
