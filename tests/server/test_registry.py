@@ -22,7 +22,7 @@ from flowgraph.checkpoint import BaseCheckpointer, MemoryCheckpointer, open_chec
 from flowgraph.checkpoint._lease import process_owner
 from flowgraph.server._records.docs import DELETE
 from flowgraph.server._records.registry import Registry, RunRecord, ThreadRecord, open_registry
-from flowgraph.server._rollback import copy_thread, roll_back
+from flowgraph.server._runs.rollback import copy_thread, roll_back
 
 from .apps import slow
 from .conftest import store_location

@@ -17,8 +17,6 @@ from starlette.routing import Route
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.checkpoint.memory import MemoryCheckpointer
 from flowgraph.graph import CompiledGraph, StateGraph
-from flowgraph.server._executor import RunManager
-from flowgraph.server._graphs import GraphEntry, Graphs, assistant_uuid
 from flowgraph.server._http.assistants import ROUTES as ASSISTANTS
 from flowgraph.server._http.auth import TokenAuth
 from flowgraph.server._http.context import ServerContext
@@ -27,8 +25,10 @@ from flowgraph.server._http.runs import ROUTES as RUNS
 from flowgraph.server._http.store import ROUTES as STORE
 from flowgraph.server._http.threads import ROUTES as THREADS
 from flowgraph.server._http.ui import ROUTES as UI
-from flowgraph.server._queue import CeleryQueue
 from flowgraph.server._records.registry import open_registry
+from flowgraph.server._runs.executor import RunManager
+from flowgraph.server._runs.graphs import GraphEntry, Graphs, assistant_uuid
+from flowgraph.server._runs.queue import CeleryQueue
 from flowgraph.server._wire.responses import ApiError, json_response
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from flowgraph.server._graphs import GraphEntry
 from flowgraph.server._http.context import server_of
 from flowgraph.server._http.fields import Fields, query_bool, read_body
 from flowgraph.server._http.threads import contains
+from flowgraph.server._runs.graphs import GraphEntry
 from flowgraph.server._wire.responses import ApiError, json_response
 
 __all__ = ["ROUTES"]

@@ -20,9 +20,9 @@ from starlette.requests import Request
 
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.graph import StateSnapshot
-from flowgraph.server._executor import RunManager
-from flowgraph.server._graphs import GraphEntry, Graphs
 from flowgraph.server._records.registry import Registry, ThreadRecord
+from flowgraph.server._runs.executor import RunManager
+from flowgraph.server._runs.graphs import GraphEntry, Graphs
 from flowgraph.server._wire.convert import interrupt_to_wire, iso, task_id, to_wire
 from flowgraph.server._wire.responses import ApiError
 

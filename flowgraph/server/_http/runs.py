@@ -21,8 +21,8 @@ from starlette.routing import Route
 
 from flowgraph.server._http.context import ServerContext, new_id, server_of
 from flowgraph.server._http.fields import Fields, query_bool, query_int, read_body
-from flowgraph.server._queue import UNSUPPORTED
 from flowgraph.server._records.registry import FINISHED, RunRecord, ThreadRecord
+from flowgraph.server._runs.queue import UNSUPPORTED
 from flowgraph.server._wire.convert import (
     command_from_wire,
     input_from_wire,

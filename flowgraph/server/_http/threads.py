@@ -20,9 +20,9 @@ from starlette.routing import Route
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.server._http.context import ServerContext, new_id, server_of
 from flowgraph.server._http.fields import Fields, query_bool, query_int, read_body
-from flowgraph.server._queue import QUEUE_OWNER
 from flowgraph.server._records.registry import ThreadRecord
-from flowgraph.server._rollback import copy_thread
+from flowgraph.server._runs.queue import QUEUE_OWNER
+from flowgraph.server._runs.rollback import copy_thread
 from flowgraph.server._wire.convert import checkpoint_ref, input_from_wire, state_to_wire
 from flowgraph.server._wire.responses import ApiError, json_response
 

@@ -24,8 +24,8 @@ from flowgraph.integrations.celery import DEFAULT_TASK_NAME, enqueue_run
 from flowgraph.messages import BaseMessage
 
 if TYPE_CHECKING:
-    from flowgraph.server._graphs import GraphEntry
     from flowgraph.server._records.registry import RunRecord
+    from flowgraph.server._runs.graphs import GraphEntry
 
 __all__ = ["QUEUE_OWNER", "UNSUPPORTED", "CeleryQueue"]
 

@@ -24,10 +24,10 @@ from typing import Any, TypeVar, get_args
 
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph import CompiledGraph, StreamMode, StreamPart
-from flowgraph.server._graphs import GraphEntry, Graphs
-from flowgraph.server._queue import QUEUE_OWNER, CeleryQueue
 from flowgraph.server._records.registry import FINISHED, Registry, RunRecord
-from flowgraph.server._rollback import roll_back
+from flowgraph.server._runs.graphs import GraphEntry, Graphs
+from flowgraph.server._runs.queue import QUEUE_OWNER, CeleryQueue
+from flowgraph.server._runs.rollback import roll_back
 from flowgraph.server._wire.convert import (
     command_from_wire,
     input_from_wire,
@@ -215,7 +215,7 @@ class RunManager:
         return record
 
     async def _follow_queued(self, queue: CeleryQueue) -> None:
-        """Bring the records of runs the workers execute up to date (see `_queue`)."""
+        """Bring the records of runs the workers execute up to date (see `queue`)."""
         for status in ("pending", "running"):
             for record in await self.reg(self.registry.runs_with, status, owner=QUEUE_OWNER):
                 entry = self.graphs.find(record.graph_id)
