@@ -15,6 +15,7 @@ import importlib
 import inspect
 import os
 import re
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,9 @@ MIGRATION = TEXTS["docs/migration.md"]
 
 
 def snippets(text: str) -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+    """The page's ```python blocks, in order (one in a list item is dedented)."""
+    blocks = re.findall(r"^([ \t]*)```python\n(.*?)^\1```", text, re.S | re.M)
+    return [textwrap.dedent(code) for _, code in blocks]
 
 
 SNIPPETS = {
