@@ -175,6 +175,19 @@ def test_every_example_is_in_the_manual() -> None:
     assert not missing, f"say what these examples show in README.md or docs/: {missing}"
 
 
+def example_rows(text: str, prefix: str) -> dict[str, str]:
+    """An example table: example file -> what it shows (links as seen from docs/)."""
+    row = rf"^\| \[`(\w+\.py)`\]\({prefix}examples/\1\) \| ([^|]*) \|"
+    return {name: shows.replace("](docs/", "](") for name, shows in re.findall(row, text, re.M)}
+
+
+def test_the_readme_s_examples_say_what_the_examples_page_says() -> None:
+    readme = example_rows(TEXT, "")
+    page = example_rows(TEXTS["docs/examples.md"], r"\.\./")
+    assert readme == page
+    assert sorted(page) == sorted(p.name for p in (ROOT / "examples").glob("[!_]*.py"))
+
+
 LINK = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]*))?\)")
 
 
