@@ -222,7 +222,7 @@ def _floor() -> Callable[[], list[Any]]:
     from flowgraph import END, START, MessagesState
     from flowgraph._context import message_id_factory
     from flowgraph._ids import StepIds, random_scope_key
-    from flowgraph.graph._schema import StateAdapter  # the engine's own update and merge code
+    from flowgraph.graph._core.schema import StateAdapter  # the engine's own update and merge code
 
     state = StateAdapter(MessagesState)
     model, tools, route = ours_nodes(ROUNDS)

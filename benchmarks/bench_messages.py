@@ -167,7 +167,7 @@ def merge_into_state() -> list[Figure]:
     it at most, so target 0.667x.
     """
     from flowgraph import MessagesState
-    from flowgraph.graph._schema import StateAdapter
+    from flowgraph.graph._core.schema import StateAdapter
 
     history, update = _ours(_history_specs()), _ours(_update_specs())
     state = StateAdapter(MessagesState)

@@ -263,7 +263,7 @@ __getattr__, __dir__ = _lazy_exports("flowgraph", _LAZY, globals(), _SUBPACKAGES
 # load the drawing code when first called, the checkpoint codec the graph's Command and
 # Send codecs when it first meets one
 _register_provider("diagrams", "flowgraph.viz")
-_register_provider("codec", "flowgraph.graph._codec")
+_register_provider("codec", "flowgraph.graph._core.codec")
 
 __all__ = [
     "END",

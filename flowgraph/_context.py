@@ -153,7 +153,7 @@ class TaskScope:
     place too, with nothing to overlap and no other run on the loop to hold up."""
     reuse: object | None = None
     """Tool results a branch takes from the thread's other branches instead of running
-    the calls again (a `graph._reuse.Reuse`; None outside a branch)."""
+    the calls again (a `graph._thread.reuse.Reuse`; None outside a branch)."""
 
 
 current_task: ContextVar[TaskScope | None] = ContextVar("flowgraph_current_task", default=None)

@@ -39,7 +39,7 @@ body's strings may hold lone surrogates (written with UTF-8
 msgpack is an ext value whose payload is the packed fields (`_codec` lists
 the codes): messages and parts as positional records, registered classes
 as `[name, {field: value}]` with defaults omitted and each name written in
-full once per payload (see `_codec_models` for schema evolution). A later
+full once per payload (see `_codec.models` for schema evolution). A later
 format gets a new version number and keeps reading this one.
 
 What `loads` trusts: nothing before the checksum matches (so corruption
@@ -61,9 +61,9 @@ import zlib
 from collections.abc import Callable
 from typing import Any, Final, TypeVar, overload
 
-from flowgraph.checkpoint._codec import Decoder, Encoder, Unsupported
-from flowgraph.checkpoint._codec_models import register_class
-from flowgraph.checkpoint._codec_paths import explain
+from flowgraph.checkpoint._codec.core import Decoder, Encoder, Unsupported
+from flowgraph.checkpoint._codec.models import register_class
+from flowgraph.checkpoint._codec.paths import explain
 from flowgraph.errors import DeserializationError, SerializationError
 
 __all__ = ["FORMAT_VERSION", "dumps", "loads", "register"]

@@ -30,9 +30,9 @@ from flowgraph.cli._run import (
 )
 from flowgraph.cli._store import DEFAULT_DB, Store
 from flowgraph.graph import Command, CompiledGraph, Entrypoint, StateSnapshot
-from flowgraph.graph._inspect import StoredThread
+from flowgraph.graph._core.types import MISSING
+from flowgraph.graph._thread.reader import StoredThread
 from flowgraph.graph._thread_api import hold_thread
-from flowgraph.graph._types import MISSING
 from flowgraph.messages import BaseMessage, HumanMessage, messages_to_dicts, to_openai
 
 __all__ = ["COMMANDS"]

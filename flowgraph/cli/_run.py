@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from flowgraph.cli._errors import EXIT_PAUSED
 from flowgraph.cli._format import Style, describe_value, tool_call
 from flowgraph.graph import Command, CompiledGraph, StateSnapshot, StreamPart
-from flowgraph.graph._types import MISSING
+from flowgraph.graph._core.types import MISSING
 from flowgraph.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 
 __all__ = [

@@ -13,13 +13,10 @@ if _typing.TYPE_CHECKING:
         get_runtime,
         get_stream_writer,
     )
-    from flowgraph.graph._builder import StateGraph
-    from flowgraph.graph._cache import BaseCache, CachePolicy, InMemoryCache
     from flowgraph.graph._compiled import CompiledGraph
-    from flowgraph.graph._functional import Entrypoint, TaskFuture, entrypoint, task
-    from flowgraph.graph._interrupt import interrupt
-    from flowgraph.graph._once import aonce, once
-    from flowgraph.graph._types import (
+    from flowgraph.graph._core.caching import BaseCache, CachePolicy, InMemoryCache
+    from flowgraph.graph._core.interrupt import interrupt
+    from flowgraph.graph._core.types import (
         END,
         START,
         Budget,
@@ -31,6 +28,9 @@ if _typing.TYPE_CHECKING:
         StreamMode,
         StreamPart,
     )
+    from flowgraph.graph._definition.builder import StateGraph
+    from flowgraph.graph._engine.once import aonce, once
+    from flowgraph.graph._functional import Entrypoint, TaskFuture, entrypoint, task
 
 _LAZY = {
     "RunnableConfig": "flowgraph._context",
@@ -39,28 +39,28 @@ _LAZY = {
     "get_config": "flowgraph._context",
     "get_runtime": "flowgraph._context",
     "get_stream_writer": "flowgraph._context",
-    "StateGraph": "flowgraph.graph._builder",
-    "BaseCache": "flowgraph.graph._cache",
-    "CachePolicy": "flowgraph.graph._cache",
-    "InMemoryCache": "flowgraph.graph._cache",
+    "StateGraph": "flowgraph.graph._definition.builder",
+    "BaseCache": "flowgraph.graph._engine.cache",
+    "CachePolicy": "flowgraph.graph._engine.cache",
+    "InMemoryCache": "flowgraph.graph._engine.cache",
     "CompiledGraph": "flowgraph.graph._compiled",
     "Entrypoint": "flowgraph.graph._functional",
     "TaskFuture": "flowgraph.graph._functional",
     "entrypoint": "flowgraph.graph._functional",
     "task": "flowgraph.graph._functional",
-    "interrupt": "flowgraph.graph._interrupt",
-    "aonce": "flowgraph.graph._once",
-    "once": "flowgraph.graph._once",
-    "END": "flowgraph.graph._types",
-    "START": "flowgraph.graph._types",
-    "Budget": "flowgraph.graph._types",
-    "Command": "flowgraph.graph._types",
-    "Interrupt": "flowgraph.graph._types",
-    "RetryPolicy": "flowgraph.graph._types",
-    "Send": "flowgraph.graph._types",
-    "StateSnapshot": "flowgraph.graph._types",
-    "StreamMode": "flowgraph.graph._types",
-    "StreamPart": "flowgraph.graph._types",
+    "interrupt": "flowgraph.graph._core.interrupt",
+    "aonce": "flowgraph.graph._engine.once",
+    "once": "flowgraph.graph._engine.once",
+    "END": "flowgraph.graph._core.types",
+    "START": "flowgraph.graph._core.types",
+    "Budget": "flowgraph.graph._core.types",
+    "Command": "flowgraph.graph._core.types",
+    "Interrupt": "flowgraph.graph._core.types",
+    "RetryPolicy": "flowgraph.graph._core.types",
+    "Send": "flowgraph.graph._core.types",
+    "StateSnapshot": "flowgraph.graph._core.types",
+    "StreamMode": "flowgraph.graph._core.types",
+    "StreamPart": "flowgraph.graph._core.types",
 }
 """Every exported name and the module that defines it, imported on first use."""
 

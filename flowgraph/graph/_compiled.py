@@ -1,6 +1,6 @@
 """CompiledGraph: the runnable app `StateGraph.compile()` returns.
 
-A thin facade: `_start.prepare_run` turns the call into a ready `Run`, the
+A thin facade: `_engine.setup.prepare_run` turns the call into a ready `Run`, the
 one run loop executes it; the sync methods bridge to the async ones, and
 the state API reads and writes the thread's checkpoints.
 """
@@ -10,72 +10,38 @@ from __future__ import annotations
 import asyncio
 import copy
 import threading
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
-from contextvars import Token
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypedDict, overload
 
-from pydantic import BaseModel
-
-import flowgraph._hooks as _hooks
-from flowgraph._context import (
-    RunUsage,
-    bind_store,
-    current_run,
-    current_store,
-    current_task,
-)
-from flowgraph._ids import random_scope_key, scope_key
 from flowgraph.checkpoint.base import BaseCheckpointer
-from flowgraph.errors import ConcurrentRunError
-from flowgraph.graph._bridge import iterate_sync, run_sync
-from flowgraph.graph._cache import BaseCache, cached_nodes, namespace_of
-from flowgraph.graph._config import read_config
-from flowgraph.graph._interrupt import GraphInterrupt, Pause, with_interrupts
-from flowgraph.graph._items import LangGraphItems
-from flowgraph.graph._lease import (
-    LeaseHeld,
-    RunLease,
-    claim,
-    claim_taken,
-    drop_claim,
-    enter_claim,
-    release,
-)
-from flowgraph.graph._persist import (
-    ThreadCache,
-)
-from flowgraph.graph._plan import Plan
-from flowgraph.graph._runner import (
-    Emitter,
-    Engine,
-    Run,
-    SubgraphWrites,
-    run_loop,
-    start_tasks,
-)
-from flowgraph.graph._start import RunOptions, prepare_run
-from flowgraph.graph._thread_api import ThreadAPI
-from flowgraph.graph._types import (
-    START,
+from flowgraph.graph._core.caching import BaseCache
+from flowgraph.graph._core.interrupt import with_interrupts
+from flowgraph.graph._core.types import (
     Budget,
-    Command,
-    ParentCommand,
     StreamMode,
     StreamPart,
 )
+from flowgraph.graph._diagrams import Diagrams
+from flowgraph.graph._engine.bridge import iterate_sync, run_sync
+from flowgraph.graph._engine.cache import cached_nodes, namespace_of
+from flowgraph.graph._engine.config import read_config
+from flowgraph.graph._engine.execute import execute
+from flowgraph.graph._engine.run import Engine, Run
+from flowgraph.graph._engine.setup import RunOptions
+from flowgraph.graph._engine.subgraph import subgraph_node
+from flowgraph.graph._engine.superstep import Plan
+from flowgraph.graph._items import LangGraphItems
+from flowgraph.graph._thread.replay import ThreadCache
+from flowgraph.graph._thread_api import ThreadAPI
 
 if TYPE_CHECKING:
-    import os
-    from pathlib import Path
-
     import networkx as nx
     from typing_extensions import Unpack
 
-    from flowgraph.graph._builder import StateGraph
-    from flowgraph.graph._schema import StateAdapter
+    from flowgraph.graph._core.schema import StateAdapter
+    from flowgraph.graph._core.spec import GraphSpec
 
 __all__ = ["CompiledGraph"]
 
@@ -91,13 +57,6 @@ def _modes(mode: StreamMode | Sequence[StreamMode]) -> frozenset[str]:
             f"Unknown stream mode(s) {sorted(unknown)}; use one or more of {sorted(_MODES)}"
         )
     return modes
-
-
-def _unbind(tokens: tuple[Token[Any] | None, Token[Any]]) -> None:
-    store, run = tokens
-    current_run.reset(run)
-    if store is not None:
-        current_store.reset(store)
 
 
 class StreamKeywords(TypedDict, total=False):
@@ -125,12 +84,13 @@ def _names(nodes: Sequence[str]) -> frozenset[str]:
 _NO_NAMES: frozenset[str] = frozenset()
 
 
-class CompiledGraph(ThreadAPI):
+class CompiledGraph(ThreadAPI, Diagrams):
     """A validated graph, ready to `invoke`, `stream`, or be used as a node of another graph."""
 
     def __init__(
         self,
-        builder: StateGraph,
+        spec: GraphSpec,
+        builder: Any,
         *,
         checkpointer: BaseCheckpointer | None,
         interrupt_before: tuple[str, ...],
@@ -140,13 +100,15 @@ class CompiledGraph(ThreadAPI):
         store: Any = None,
         cache: BaseCache | None = None,
     ) -> None:
+        self.spec = spec
+        """The frozen definition the engine runs (see `_core.spec`)."""
         self.builder = builder
-        plan = Plan(builder)
+        """The `StateGraph` this app was compiled from (`app.builder.compile(...)` makes
+        another app of it); typed Any since the builder imports this module."""
+        plan = Plan(spec)
         plan.nodes = cached_nodes(plan.nodes, cache)
-        remaining = tuple(
-            k for k, kind in builder.state.managed.items() if kind == "remaining_steps"
-        )
-        self.engine = Engine(plan, builder.state, name, remaining)
+        remaining = tuple(k for k, kind in spec.state.managed.items() if kind == "remaining_steps")
+        self.engine = Engine(plan, spec.state, name, remaining)
         self.checkpointer = checkpointer
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
@@ -161,11 +123,12 @@ class CompiledGraph(ThreadAPI):
     @property
     def graph(self) -> nx.MultiDiGraph[str]:
         """The structure: nodes (with `spec` and `kind`) and edges (with `kind`, `label`)."""
-        return self.builder.graph
+        graph: nx.MultiDiGraph[str] = self.builder.graph
+        return graph
 
     @property
     def schema(self) -> type[Any]:
-        return self.builder.schema
+        return self.spec.schema
 
     def _options(
         self,
@@ -227,7 +190,7 @@ class CompiledGraph(ThreadAPI):
             run_id=options.run_id,
             configurable=configurable,
             context=context,
-            context_schema=self.builder.context_schema,
+            context_schema=self.spec.context_schema,
         )
         options.thread_id, options.checkpoint_id = call.thread_id, call.checkpoint_id
         options.recursion_limit, options.run_id = call.recursion_limit, call.run_id
@@ -235,120 +198,17 @@ class CompiledGraph(ThreadAPI):
 
     # -- running -----------------------------------------------------------------
 
-    def _direct(self, options: RunOptions) -> bool:
-        """Whether this run calls its store from the run loop's own thread."""
-        return options.inline_sync or getattr(self.checkpointer, "is_nonblocking", False)
-
     async def _run(self, input: Any, options: RunOptions) -> Run:
-        """One run, watched by the observer (tracing) when one is set."""
-        observer = _hooks.observer
-        if observer is None:
-            return await self._leased_run(input, options)
-        seen = observer.run_started(self.name, options.thread_id, options.run_id)
-        try:
-            run = await self._leased_run(input, options)
-        except BaseException as exc:
-            seen.end(error=exc)
-            raise
-        seen.end(run)
-        return run
-
-    async def _leased_run(self, input: Any, options: RunOptions) -> Run:
-        """One run, holding its thread's lease (if it has a thread) from start to end.
-
-        The run's store and config reach its nodes through context variables,
-        set here only when there is something to set (or an outer run's to hide).
-        """
-        bound = None
-        if self.store is not None or options.info is not None or current_run.get() is not None:
-            bound = self._bind(options)
-        try:
-            checkpointer = self.checkpointer
-            if checkpointer is None or options.thread_id is None:
-                run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
-                await run_loop(self.engine, run)
-                return run
-            direct = self._direct(options)
-            claimed = None
-            if options.run_id is None:
-                options.run_id = uuid.uuid4().hex
-                if self._input_claims(checkpointer, input, options):
-                    claimed = await self._claiming_run(checkpointer, input, options, direct)
-            if claimed is not None:
-                run, lease = claimed
-            else:
-                lease = await claim(
-                    checkpointer,
-                    options.thread_id,
-                    options.run_id,
-                    wait=options.wait,
-                    direct=direct,
-                )
-            try:
-                if claimed is None:
-                    run = await prepare_run(self.engine, checkpointer, input, options, self._cache)
-                    run.lease = lease
-                await run_loop(self.engine, run)
-                return run
-            finally:
-                await release(lease, direct=direct)
-        finally:
-            if bound is not None:
-                _unbind(bound)
-
-    def _input_claims(
-        self, checkpointer: BaseCheckpointer, input: Any, options: RunOptions
-    ) -> bool:
-        """Whether the run's input write may take the thread's lease with it.
-
-        Only a fresh input (no resume, Command, fork, or caller's run id that a
-        retried delivery could reuse) on a store that makes it one write, and
-        only when no code of the graph runs before that write (no branch from
-        START): the state is read before the lease is held, which the write's
-        compare-and-set on the head makes safe.
-        """
-        return (
-            input is not None
-            and not isinstance(input, Command)
-            and options.checkpoint_id is None
-            and START not in self.engine.plan.branches
-            and checkpointer.writes_leases_with_steps("_put_and_acquire")
+        """One run, start to end (see `_engine.execute`)."""
+        return await execute(
+            self.engine,
+            self.checkpointer,
+            input,
+            options,
+            cache=self._cache,
+            store=self.store,
+            name=self.name,
         )
-
-    async def _claiming_run(
-        self, checkpointer: BaseCheckpointer, input: Any, options: RunOptions, direct: bool
-    ) -> tuple[Run, RunLease] | None:
-        """`prepare_run` whose input write takes the lease: one store write, not two.
-
-        None when the thread turned out busy, or its head moved between this
-        run's read and its write (nothing was stored): the run then claims the
-        thread first, as any other does.
-        """
-        assert options.thread_id is not None and options.run_id is not None
-        lease = enter_claim(checkpointer, options.thread_id, options.run_id)
-        if lease is None:
-            return None
-        try:
-            run = await prepare_run(
-                self.engine, checkpointer, input, options, self._cache, claim=lease
-            )
-        except (LeaseHeld, ConcurrentRunError):
-            drop_claim(lease, stored=False)
-            return None
-        except BaseException:
-            drop_claim(lease, stored=True)
-            raise
-        if run.saver is None or run.saver.claim is not None:  # no write took it: should not be
-            drop_claim(lease, stored=False)
-            return None
-        claim_taken(lease)
-        run.lease = lease
-        return run, lease
-
-    def _bind(self, options: RunOptions) -> tuple[Token[Any] | None, Token[Any]]:
-        """Make this run's store and config the ones its nodes and tools see."""
-        store = bind_store(self.store) if self.store is not None else None
-        return store, current_run.set(options.info)
 
     async def _invoke(self, input: Any, options: RunOptions) -> Any:
         run = await self._run(input, options)
@@ -684,49 +544,11 @@ class CompiledGraph(ThreadAPI):
         """Forget the cached results of `nodes` (default: every node with a cache_policy)."""
         if self.cache is None:
             return
-        specs = self.builder.nodes  # as added: the namespaces were read from these
+        specs = self.spec.nodes  # as added: the namespaces were read from these
         names = [n for n in (nodes if nodes is not None else specs) if n in specs]
         self.cache.clear(
             [namespace_of(specs[n]) for n in names if specs[n].cache_policy is not None]
         )
-
-    # -- diagrams (drawn by flowgraph.viz, reached through a hook) --------------------
-
-    def to_mermaid(self, *, thread_id: str | None = None) -> str:
-        """A Mermaid flowchart; with `thread_id`, the path that thread took is highlighted."""
-        from flowgraph.graph._diagrams import diagram_functions
-
-        return diagram_functions().to_mermaid(self, thread_id)
-
-    def to_dot(self, *, thread_id: str | None = None) -> str:
-        """Graphviz DOT source; with `thread_id`, the path that thread took is highlighted."""
-        from flowgraph.graph._diagrams import diagram_functions
-
-        return diagram_functions().to_dot(self, thread_id)
-
-    def to_ascii(self) -> str:
-        """Boxes and arrows for a terminal (at most 80 columns where names allow)."""
-        from flowgraph.graph._diagrams import diagram_functions
-
-        return diagram_functions().to_ascii(self)
-
-    def to_mermaid_sequence(self, thread_id: str) -> str:
-        """The thread's conversation as a Mermaid sequence diagram (user, model, tools)."""
-        from flowgraph.graph._diagrams import diagram_functions
-
-        return diagram_functions().to_mermaid_sequence(self, thread_id)
-
-    def render(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        thread_id: str | None = None,
-        engine: str = "auto",
-    ) -> Path:
-        """Write the diagram to `path` (.svg, .png, .html, .mmd, .dot); returns the path."""
-        from flowgraph.graph._diagrams import diagram_functions
-
-        return diagram_functions().render(self, path, thread_id, engine)
 
     # -- as a node of another graph ----------------------------------------------
 
@@ -739,77 +561,4 @@ class CompiledGraph(ThreadAPI):
         inside that returns `Command(graph=Command.PARENT, goto=..., update=...)`
         stops the subgraph: this node then writes that update and goes there.
         """
-        engine = self.engine
-
-        async def subgraph(state: Any) -> SubgraphWrites | Command[Any]:
-            outer = state.__dict__ if isinstance(state, BaseModel) else state
-            scope = current_task.get()
-            values = engine.state.defaults()
-            # the parent's state (shared fields), or a Send's argument (any child field)
-            given = {k: v for k, v in outer.items() if k in engine.state.reducers}
-            values.update(given)
-            run = Run(
-                values=values,
-                tasks=[],
-                scope=(
-                    scope_key(scope.run_scope, scope.step, scope.task_index)
-                    if scope is not None
-                    else random_scope_key()
-                ),
-                usage=scope.usage if scope is not None else RunUsage(),
-                write_log=[],
-                parent_task=scope,
-            )
-            if scope is not None and isinstance(scope.emit, Emitter):
-                _stream_from(run, scope.emit, f"{scope.node}:{run.scope}")
-                if run.subgraphs and "values" in run.modes and given and run.sink is not None:
-                    # the subgraph's own first values, as LangGraph streams them
-                    run.sink(StreamPart("values", 0, None, engine.state.view(run.values)))
-            # a subgraph compiled with a store of its own gives its nodes that one
-            own_store = bind_store(self.store) if self.store is not None else None
-            try:
-                await start_tasks(engine, run, START)
-                await run_loop(engine, run)
-            except ParentCommand as handoff:
-                # a node inside handed off to this graph's nodes: this node writes its update
-                # and goes where it says; the subgraph's own writes stay behind, as in LangGraph
-                return handoff.command
-            except GraphInterrupt as paused:
-                if scope is None:
-                    raise
-                # the pauses become this node's, named by their path ("review/ask")
-                raise GraphInterrupt(
-                    [
-                        Pause(replace(p.interrupt, node=f"{scope.node}/{p.interrupt.node}"), p.key)
-                        for p in paused.pauses
-                    ]
-                ) from None
-            finally:
-                if own_store is not None:
-                    current_store.reset(own_store)
-            assert run.write_log is not None
-            return SubgraphWrites((k, v) for k, v in run.write_log if k in parent.reducers)
-
-        subgraph.node_kind = "subgraph"  # type: ignore[attr-defined]
-        subgraph.subgraph = self  # type: ignore[attr-defined]
-        return subgraph
-
-
-def _stream_from(run: Run, outer: Emitter, segment: str) -> None:
-    """Connect a subgraph node's run to the stream of the run that called it.
-
-    With `subgraphs=True` every part of the subgraph's steps goes up, its
-    namespace starting with `segment` ("node:task id"); otherwise only the
-    modes the caller lets through (`passed_up`), as the node's own parts.
-    """
-    caller = outer.run
-    run.subgraphs = caller.subgraphs
-    run.passed_up = caller.passed_up
-    if caller.subgraphs:
-        sink = outer.sink
-        run.modes = caller.modes
-        run.sink = lambda part: sink(part.nested(segment))
-    else:
-        run.modes = caller.modes & caller.passed_up
-        if run.modes:
-            run.sink = lambda part: outer(part.mode, part.data)
+        return subgraph_node(self, self.engine, self.store, parent)

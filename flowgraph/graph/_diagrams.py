@@ -13,26 +13,26 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from flowgraph._lazy import load_provider
 from flowgraph.errors import DiagramError
 
-if TYPE_CHECKING:
-    from flowgraph.graph._compiled import CompiledGraph
+__all__ = ["DiagramFunctions", "Diagrams", "diagram_functions", "register_diagram_functions"]
 
-__all__ = ["DiagramFunctions", "diagram_functions", "register_diagram_functions"]
+App = Any
+"""A `CompiledGraph`: not named here, since the compiled graph imports this module."""
 
 
 @dataclass(frozen=True, slots=True)
 class DiagramFunctions:
     """What `flowgraph.viz` provides to the compiled graph's methods."""
 
-    to_mermaid: Callable[[CompiledGraph, str | None], str]
-    to_dot: Callable[[CompiledGraph, str | None], str]
-    to_ascii: Callable[[CompiledGraph], str]
-    to_mermaid_sequence: Callable[[CompiledGraph, str], str]
-    render: Callable[[CompiledGraph, str | os.PathLike[str], str | None, str], Path]
+    to_mermaid: Callable[[App, str | None], str]
+    to_dot: Callable[[App, str | None], str]
+    to_ascii: Callable[[App], str]
+    to_mermaid_sequence: Callable[[App, str], str]
+    render: Callable[[App, str | os.PathLike[str], str | None, str], Path]
     """(app, path, thread_id, engine) -> the written file."""
 
 
@@ -54,3 +54,33 @@ def diagram_functions() -> DiagramFunctions:
             "`import flowgraph` (or `import flowgraph.viz`) first"
         )
     return _registered[0]
+
+
+class Diagrams:
+    """The compiled graph's diagram methods (a mixin of `CompiledGraph`), drawn by viz."""
+
+    def to_mermaid(self, *, thread_id: str | None = None) -> str:
+        """A Mermaid flowchart; with `thread_id`, the path that thread took is highlighted."""
+        return diagram_functions().to_mermaid(self, thread_id)
+
+    def to_dot(self, *, thread_id: str | None = None) -> str:
+        """Graphviz DOT source; with `thread_id`, the path that thread took is highlighted."""
+        return diagram_functions().to_dot(self, thread_id)
+
+    def to_ascii(self) -> str:
+        """Boxes and arrows for a terminal (at most 80 columns where names allow)."""
+        return diagram_functions().to_ascii(self)
+
+    def to_mermaid_sequence(self, thread_id: str) -> str:
+        """The thread's conversation as a Mermaid sequence diagram (user, model, tools)."""
+        return diagram_functions().to_mermaid_sequence(self, thread_id)
+
+    def render(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        thread_id: str | None = None,
+        engine: str = "auto",
+    ) -> Path:
+        """Write the diagram to `path` (.svg, .png, .html, .mmd, .dot); returns the path."""
+        return diagram_functions().render(self, path, thread_id, engine)

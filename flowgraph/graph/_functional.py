@@ -41,22 +41,22 @@ from flowgraph._context import (
     message_id_factory,
 )
 from flowgraph._ids import StepIds, scope_key
-from flowgraph.graph._bridge import run_sync
-from flowgraph.graph._builder import StateGraph
 from flowgraph.graph._compiled import CompiledGraph
-from flowgraph.graph._inject import INJECTED, injected_values
-from flowgraph.graph._interrupt import GraphInterrupt, Pause
-from flowgraph.graph._once import aonce, once, recalled
-from flowgraph.graph._runner import Emitter
-from flowgraph.graph._schema import StateAdapter
-from flowgraph.graph._types import END, START, Command, RetryPolicy
-from flowgraph.graph._validation import validate
+from flowgraph.graph._core.inject import INJECTED, injected_values
+from flowgraph.graph._core.interrupt import GraphInterrupt, Pause
+from flowgraph.graph._core.schema import StateAdapter
+from flowgraph.graph._core.types import END, START, Command, RetryPolicy
+from flowgraph.graph._definition.builder import StateGraph
+from flowgraph.graph._definition.validation import validate
+from flowgraph.graph._engine.bridge import run_sync
+from flowgraph.graph._engine.once import aonce, once, recalled
+from flowgraph.graph._engine.run import Emitter
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from flowgraph.checkpoint.base import BaseCheckpointer
-    from flowgraph.graph._start import RunOptions
+    from flowgraph.graph._engine.setup import RunOptions
 
 __all__ = ["Entrypoint", "EntrypointFinal", "Task", "TaskFuture", "entrypoint", "task"]
 
@@ -508,8 +508,10 @@ class Entrypoint(CompiledGraph):
         builder.add_node(name, _node(fn, _injected(fn)), retry=retry, input_schema=_Reads)
         builder.add_edge(START, name)
         builder.add_edge(name, END)
-        validate(builder)
+        spec = builder.spec()
+        validate(spec)
         super().__init__(
+            spec,
             builder,
             checkpointer=checkpointer,
             interrupt_before=(),

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from flowgraph.graph._runner import INTERRUPT
-from flowgraph.graph._types import StreamMode, StreamPart
+from flowgraph.graph._core.types import StreamMode, StreamPart
+from flowgraph.graph._engine.run import INTERRUPT
 from flowgraph.messages import BaseMessage
 
 __all__ = ["LangGraphItems", "with_interrupts"]

@@ -16,18 +16,22 @@ from typing import TYPE_CHECKING, Any, overload
 from flowgraph._context import RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory
 from flowgraph.errors import ConcurrentRunError, InvalidUpdateError
-from flowgraph.graph._bridge import run_sync
-from flowgraph.graph._config import thread_of
-from flowgraph.graph._lease import active_run, claim, holds, release, withdraw_reserved
-from flowgraph.graph._persist import Cursor, Saver, referenced_messages, snapshot_of
-from flowgraph.graph._plan import Task, TaskResult, apply_writes
-from flowgraph.graph._runner import Engine, Run, start_tasks
-from flowgraph.graph._start import loaded_checkpoint
-from flowgraph.graph._types import START, StateSnapshot
+from flowgraph.graph._core.merge import apply_writes
+from flowgraph.graph._core.spec import Task, TaskResult
+from flowgraph.graph._core.types import START, StateSnapshot
+from flowgraph.graph._engine.bridge import run_sync
+from flowgraph.graph._engine.config import thread_of
+from flowgraph.graph._engine.loop import start_tasks
+from flowgraph.graph._engine.run import Engine, Run
+from flowgraph.graph._engine.setup import loaded_checkpoint
+from flowgraph.graph._thread.lease import active_run, claim, holds, release, withdraw_reserved
+from flowgraph.graph._thread.record import Cursor, referenced_messages, snapshot_of
+from flowgraph.graph._thread.saver import Saver
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
-    from flowgraph.graph._persist import Loaded, ThreadCache
+    from flowgraph.graph._thread.record import Loaded
+    from flowgraph.graph._thread.replay import ThreadCache
 
 __all__ = ["UPDATE", "ThreadAPI", "hold_thread", "thread_and_checkpoint"]
 
@@ -248,7 +252,7 @@ class ThreadAPI:
             engine, store, thread_id, checkpoint_id, direct=True, cache=self._cache
         )
         cursor = loaded.cursor if loaded else Cursor(thread_id, expected=None)
-        # an edit of a past checkpoint starts a branch (see graph._reuse)
+        # an edit of a past checkpoint starts a branch (see graph._thread.reuse)
         branch = loaded is not None and (
             loaded.record.checkpoint_id != cursor.expected or bool(loaded.metadata.get("branch"))
         )

@@ -13,6 +13,7 @@ if _typing.TYPE_CHECKING:
         messages_from_dicts,
         messages_to_dicts,
     )
+    from flowgraph.messages._from_openai import OPENAI_FILE_URL_PREFIX, from_openai
     from flowgraph.messages._messages import (
         REMOVE_ALL_MESSAGES,
         AIMessage,
@@ -28,7 +29,7 @@ if _typing.TYPE_CHECKING:
         Usage,
         UserMessage,
     )
-    from flowgraph.messages._openai import OPENAI_FILE_URL_PREFIX, from_openai, to_openai
+    from flowgraph.messages._openai import to_openai
     from flowgraph.messages._parts import (
         AIContentPart,
         AudioPart,
@@ -66,8 +67,8 @@ _LAZY = {
     "ToolResponseMessage": "flowgraph.messages._messages",
     "Usage": "flowgraph.messages._messages",
     "UserMessage": "flowgraph.messages._messages",
-    "OPENAI_FILE_URL_PREFIX": "flowgraph.messages._openai",
-    "from_openai": "flowgraph.messages._openai",
+    "OPENAI_FILE_URL_PREFIX": "flowgraph.messages._from_openai",
+    "from_openai": "flowgraph.messages._from_openai",
     "to_openai": "flowgraph.messages._openai",
     "AIContentPart": "flowgraph.messages._parts",
     "AudioPart": "flowgraph.messages._parts",

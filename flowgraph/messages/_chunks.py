@@ -30,8 +30,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from flowgraph.messages._from_openai import parse_arguments
 from flowgraph.messages._messages import AIMessage, InvalidToolCall, Usage
-from flowgraph.messages._openai import _parse_arguments
 from flowgraph.messages._parts import (
     AudioPart,
     FilePart,
@@ -295,7 +295,7 @@ class _Builder:
 
 def _parse_call(part: ToolCallChunk) -> ToolCallPart | InvalidToolCall:
     """A finished call: parsed arguments, or an InvalidToolCall saying why not."""
-    args, error = _parse_arguments(part.args)
+    args, error = parse_arguments(part.args)
     if error is None and part.id and part.name:
         return ToolCallPart(id=part.id, name=part.name, args=args)
     if error is None:

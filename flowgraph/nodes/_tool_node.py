@@ -34,10 +34,10 @@ import flowgraph._hooks as _hooks
 from flowgraph._context import charge_tool_calls, current_task
 from flowgraph.errors import BudgetExceededError, InvalidUpdateError, ToolError
 from flowgraph.graph import Command
-from flowgraph.graph._bridge import run_sync
-from flowgraph.graph._once import aonce
-from flowgraph.graph._pool import run_in_thread
-from flowgraph.graph._reuse import answer_from_origin
+from flowgraph.graph._core.pool import run_in_thread
+from flowgraph.graph._engine.bridge import run_sync
+from flowgraph.graph._engine.once import aonce
+from flowgraph.graph._thread.reuse import answer_from_origin
 from flowgraph.messages import (
     AIMessage,
     AnyMessage,
@@ -149,7 +149,7 @@ async def _in_place(call: Callable[[], Any]) -> Any:
 
 
 def _in_worker(call: Callable[[], Any]) -> Awaitable[Any]:
-    """A sync tool's call on one of the engine's worker threads (`graph._pool`)."""
+    """A sync tool's call on one of the engine's worker threads (`graph._core.pool`)."""
     return run_in_thread(_called, call)
 
 
@@ -203,7 +203,7 @@ class ToolNode:
     @property
     def runs_without_task(self) -> bool:
         """Whether a sync `invoke` may step this node without an asyncio Task (see
-        `flowgraph.graph._bridge.run_sync`): only flowgraph's code awaits in it, since
+        `flowgraph.graph._engine.bridge.run_sync`): only flowgraph's code awaits in it, since
         no tool is async and there is no timeout (`asyncio.timeout` needs a Task)."""
         return self.timeout is None and not any(tool.is_async for tool in self.tools.values())
 

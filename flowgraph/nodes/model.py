@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowgraph._context import listening
-from flowgraph.graph._bridge import run_sync
-from flowgraph.graph._once import aonce, call_key
+from flowgraph.graph._engine.bridge import run_sync
+from flowgraph.graph._engine.once import aonce, call_key
 from flowgraph.messages import (
     AIMessage,
     AIMessageChunk,

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from flowgraph.graph import CompiledGraph
+    from flowgraph.graph._core.spec import GraphSpec
 
 __all__ = [
     "EDGE_KINDS",
@@ -189,7 +190,9 @@ class _Collector:
     parents: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _raw_edges(graph: nx.MultiDiGraph[str], builder: Any) -> list[tuple[str, str, str, str | None]]:
+def _raw_edges(
+    graph: nx.MultiDiGraph[str], spec: GraphSpec
+) -> list[tuple[str, str, str, str | None]]:
     """(source, target, kind, label) in stable order, duplicates merged, open branches resolved."""
     merged: dict[tuple[str, str, str], list[str]] = {}
     for source, target, data in graph.edges(data=True):
@@ -200,7 +203,7 @@ def _raw_edges(graph: nx.MultiDiGraph[str], builder: Any) -> list[tuple[str, str
             text = display_name(str(label))
             if text not in labels:
                 labels.append(text)
-    open_sources = [b.source for b in builder.branches if b.targets is None]
+    open_sources = [b.source for b in spec.branches if b.targets is None]
     if open_sources:
         statically_reached = {t for _, t in graph.in_edges()}
         only_dynamic = [
@@ -281,7 +284,7 @@ def _walk(
                 out.parents.append((nid, cluster))
             _walk(inner, out, prefix=nid + ":", cluster=nid, visits={}, taken={})
             exits[nid] = nid + ":" + END
-    for source, target, kind, label in _raw_edges(graph, app.builder):
+    for source, target, kind, label in _raw_edges(graph, app.spec):
         sid = node_id(source)
         count = taken.get((source, target), 0) if entry is None else 0
         out.edges.append(DiagramEdge(exits.get(sid, sid), node_id(target), kind, label, count))
@@ -307,7 +310,7 @@ def build_diagram(app: CompiledGraph, *, thread_id: str | None = None) -> Diagra
     if thread_id is not None:
         from flowgraph.viz._path import thread_path
 
-        edges = [(s, t) for s, t, _, _ in _raw_edges(app.graph, app.builder)]
+        edges = [(s, t) for s, t, _, _ in _raw_edges(app.graph, app.spec)]
         path = thread_path(app, thread_id, edges)
         visits, taken = path.visits, path.taken
     out = _Collector()

@@ -144,7 +144,7 @@ def die() -> None:
 
 def prepare(job: dict[str, Any], child: int) -> tuple[BaseCheckpointer, Log]:
     if job.get("no_redelivery"):
-        from flowgraph.graph import _start
+        from flowgraph.graph._engine import setup as _start
 
         _start._redelivered = lambda *args: False  # type: ignore[attr-defined]
     store = open_store(job)

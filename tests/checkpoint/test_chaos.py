@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from flowgraph.checkpoint.base import BaseCheckpointer
-from flowgraph.graph._persist import load_pending
+from flowgraph.graph._thread.record import load_pending
 
 from . import _chaos_worker as chaos
 from .conftest import Backend, ForkServer, ThreadIds, serving

@@ -1,6 +1,6 @@
 """The lease rules no other test pins: fork, failing renewals, and giving a claim back.
 
-Each test names the rule of `flowgraph/graph/_lease.py`'s docstring it holds
+Each test names the rule of `flowgraph/graph/_thread/lease.py`'s docstring it holds
 to; all run on real SQLite files (and one on a real forked process).
 """
 
@@ -18,8 +18,8 @@ import pytest
 from flowgraph import END, START, AIMessage, HumanMessage, MessagesState, StateGraph
 from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
 from flowgraph.errors import ConcurrentRunError
-from flowgraph.graph import _lease
-from flowgraph.graph._lease import holds
+from flowgraph.graph._thread import lease as _lease
+from flowgraph.graph._thread.lease import holds
 
 from .test_thread_lease import FOREIGN, Gate
 from .test_thread_lease import gated_app as one_node_app

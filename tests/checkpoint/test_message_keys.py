@@ -8,7 +8,7 @@ import pytest
 
 from flowgraph import HumanMessage
 from flowgraph.checkpoint.base import BaseCheckpointer
-from flowgraph.graph._persist import referenced_messages
+from flowgraph.graph._thread.record import referenced_messages
 
 from ._apps import chat_app
 

@@ -5,7 +5,7 @@ after one storage call (`_windows.widen`); while it waits, this test process
 (B, another client of the same store) does what a racing worker would; then
 A goes on. Every test ends with the history checker (`_history.py`) on the
 thread: inputs once each in order, node runs only in stored steps, one
-linear history. The protocol's rules are in flowgraph/graph/_lease.py.
+linear history. The protocol's rules are in flowgraph/graph/_thread/lease.py.
 """
 
 from __future__ import annotations

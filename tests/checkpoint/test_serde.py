@@ -24,7 +24,9 @@ import msgpack
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from flowgraph.checkpoint import _codec, _codec_models, serde
+from flowgraph.checkpoint import serde
+from flowgraph.checkpoint._codec import core as _codec
+from flowgraph.checkpoint._codec import models as _codec_models
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.messages import (
     REMOVE_ALL_MESSAGES,

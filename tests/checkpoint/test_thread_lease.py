@@ -32,7 +32,7 @@ from flowgraph import (
     interrupt,
 )
 from flowgraph.checkpoint.base import BaseCheckpointer
-from flowgraph.graph._lease import _registry
+from flowgraph.graph._thread.lease import _registry
 
 from .conftest import Backend, ThreadIds
 

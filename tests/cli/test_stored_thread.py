@@ -13,7 +13,7 @@ from flowgraph import END, START, AnyMessage, RemoveMessage, StateGraph, add_mes
 from flowgraph.checkpoint.memory import MemoryCheckpointer
 from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
 from flowgraph.graph import CompiledGraph
-from flowgraph.graph._inspect import StoredThread
+from flowgraph.graph._thread.reader import StoredThread
 
 
 class State(BaseModel):

@@ -16,7 +16,7 @@ import pytest
 
 from flowgraph import Command, DeserializationError, HumanMessage, Send
 from flowgraph.checkpoint import serde
-from flowgraph.checkpoint._codec import COMMAND, SEND
+from flowgraph.checkpoint._codec.core import COMMAND, SEND
 
 
 @pytest.mark.parametrize(

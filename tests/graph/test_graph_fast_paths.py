@@ -190,7 +190,7 @@ def _ids_by_both_ways(messages: list[Any], *, positions: bool) -> tuple[list[Any
     each under a fresh id factory of the same scope, so both number new ids alike."""
     from flowgraph._context import message_id_factory
     from flowgraph._ids import StepIds
-    from flowgraph.graph._schema import StateAdapter
+    from flowgraph.graph._core.schema import StateAdapter
     from flowgraph.reducers import MessageList
 
     state = StateAdapter(MessagesState)

@@ -238,9 +238,9 @@ def test_a_snapshot_comes_after_at_most_max_steps_deltas(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A big state whose steps write little: the step count bounds the replay."""
-    from flowgraph.graph import _persist
+    from flowgraph.graph._thread import record
 
-    monkeypatch.setattr(_persist, "MAX_STEPS_BETWEEN_SNAPSHOTS", 4)
+    monkeypatch.setattr(record, "MAX_STEPS_BETWEEN_SNAPSHOTS", 4)
     store = SQLiteCheckpointer(tmp_path / "steps.db")
     app = _blob_app(store)
     for n in range(14):
@@ -257,7 +257,7 @@ def test_a_snapshot_comes_after_at_most_max_steps_deltas(
 def test_a_cursor_keeps_every_message_it_has_a_key_for_alive_once() -> None:
     """An id in `keys` must stay its message's: the cursor holds each message, once."""
     from flowgraph import HumanMessage
-    from flowgraph.graph._persist import Cursor
+    from flowgraph.graph._thread.record import Cursor
 
     cursor = Cursor("t")
     first, second, known = HumanMessage("a", id="m1"), HumanMessage("b", id="m2"), HumanMessage("c")
@@ -283,7 +283,7 @@ def test_a_pending_interrupt_of_the_first_layout_reads_back_with_its_answers() -
     from flowgraph.checkpoint import serde
     from flowgraph.checkpoint.base import PendingWrite
     from flowgraph.checkpoint.memory import MemoryCheckpointer
-    from flowgraph.graph._persist import load_pending
+    from flowgraph.graph._thread.record import load_pending
 
     store = MemoryCheckpointer()
     old = {"node": "ask", "interrupt": ["and your age?", "int-2"], "resumes": ["Ann", 41]}

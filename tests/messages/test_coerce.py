@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-import flowgraph.messages._openai as openai_module
+import flowgraph.messages._from_openai as openai_module
 from flowgraph.errors import InvalidMessageError
 from flowgraph.messages import (
     AIMessage,

@@ -27,7 +27,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from flowgraph._context import TaskScope
 from flowgraph.errors import ModelError
-from flowgraph.graph._interrupt import GraphInterrupt
+from flowgraph.graph._core.interrupt import GraphInterrupt
 from flowgraph.integrations.opentelemetry._content import (
     as_json,
     input_messages,

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from flowgraph.errors import ConcurrentRunError
-from flowgraph.graph._persist import referenced_messages
+from flowgraph.graph._thread.record import referenced_messages
 from flowgraph.graph._thread_api import hold_thread
 
 if TYPE_CHECKING:

@@ -32,13 +32,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flowgraph._context import current_task, listening
-from flowgraph.graph._persist import load, record_payload
+from flowgraph.graph._thread.record import record_payload
+from flowgraph.graph._thread.replay import load
 from flowgraph.messages import AIMessage, ToolCall, ToolMessage
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord
-    from flowgraph.graph._builder import NodeSpec
-    from flowgraph.graph._schema import StateAdapter
+    from flowgraph.graph._core.schema import StateAdapter
+    from flowgraph.graph._core.spec import NodeSpec
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint import serde

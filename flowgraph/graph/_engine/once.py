@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from flowgraph._context import TaskMemo, TaskScope, current_task
 from flowgraph._lazy import LazyModule
 from flowgraph.errors import DeserializationError, SerializationError
-from flowgraph.graph._pool import finish_off_loop
+from flowgraph.graph._core.pool import finish_off_loop
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint import serde

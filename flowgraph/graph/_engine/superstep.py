@@ -1,44 +1,25 @@
 """The pure superstep algorithm: merge a step's writes, then decide the next step's tasks.
 
-No I/O and no concurrency here: the run loop calls these two functions at
-every step barrier, so the rules of a superstep can be read (and tested)
-in one place.
+No I/O and no concurrency here: at every step barrier the run loop merges
+the step's writes (`apply_writes`, in `_core.merge`: reading a checkpoint
+replays writes with it too) and then asks `next_tasks` what runs next, so
+the rules of a superstep can be read (and tested) in two functions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flowgraph._context import message_id_factory
-from flowgraph._ids import StepIds
 from flowgraph.errors import GraphValidationError
-from flowgraph.graph._types import END, MISSING, Send
+from flowgraph.graph._core.merge import apply_writes
+from flowgraph.graph._core.spec import Task, TaskResult
+from flowgraph.graph._core.types import END, MISSING, Send
 
 if TYPE_CHECKING:
-    from flowgraph.graph._builder import Branch, StateGraph
-    from flowgraph.graph._schema import StateAdapter
+    from flowgraph.graph._core.spec import Branch, GraphSpec
 
 __all__ = ["Plan", "Task", "TaskResult", "apply_writes", "next_tasks"]
-
-
-@dataclass(slots=True)
-class Task:
-    """One node to run in a step; `arg` is a Send's argument (MISSING: the node gets the state)."""
-
-    node: str
-    index: int = 0
-    arg: Any = MISSING
-
-
-@dataclass(slots=True)
-class TaskResult:
-    """What a finished task asks for: checked writes in order, and explicit routes."""
-
-    task: Task
-    writes: list[tuple[str, Any]] = field(default_factory=list)
-    goto: list[str | Send] = field(default_factory=list)
 
 
 class Plan:
@@ -54,23 +35,23 @@ class Plan:
         "successors",
     )
 
-    def __init__(self, builder: StateGraph) -> None:
-        self.nodes = builder.nodes
+    def __init__(self, spec: GraphSpec) -> None:
+        self.nodes = dict(spec.nodes)
         self.all_sync = not any(
             spec.is_async and not getattr(spec.fn, "runs_without_task", False)
             for spec in self.nodes.values()
-        ) and not any(branch.is_async for branch in builder.branches)
+        ) and not any(branch.is_async for branch in spec.branches)
         """No node or branch runs user async code (a ToolNode of sync tools is async only in
         flowgraph's code): a sync run may step the loop by hand (`run_sync`)."""
         successors: dict[str, list[str]] = {}
-        for a, b in builder.direct_edges():
+        for a, b in spec.edges:
             successors.setdefault(a, []).append(b)
         self.successors = {k: tuple(v) for k, v in successors.items()}
         branches: dict[str, list[Branch]] = {}
-        for branch in builder.branches:
+        for branch in spec.branches:
             branches.setdefault(branch.source, []).append(branch)
         self.branches = {k: tuple(v) for k, v in branches.items()}
-        self.joins = list(builder.joins)
+        self.joins = list(spec.joins)
         joins_by_source: dict[str, list[int]] = {}
         for i, (sources, _) in enumerate(self.joins):
             for source in sources:
@@ -84,85 +65,6 @@ class Plan:
 def _deferred_key(position: int) -> int:
     """A deferred node's key in `join_seen`: negative, since join edges count up from 0."""
     return -1 - position
-
-
-def apply_writes(
-    state: StateAdapter,
-    values: dict[str, Any],
-    results: Sequence[TaskResult],
-    *,
-    scope: str,
-    step: int,
-) -> dict[str, Any]:
-    """The state after a step: every task's writes merged in task order (not finish order).
-
-    Reducers that make message ids see a factory scoped to the task, so the
-    same step always produces the same ids.
-    """
-    merged = dict(values)
-    # many tasks writing messages (a fan-out): one merge per message field, of every
-    # task's messages in task order, gives what one merge per task gives (add_messages
-    # applies an update's messages one by one) without a copy of the list per task
-    gathered: dict[str, list[Any]] | None = (
-        {} if len(results) > 2 and state.message_fields else None
-    )
-    ids = StepIds(scope, step) if state.merges_need_ids else None
-    token = message_id_factory.set(ids) if ids is not None else None
-    try:
-        for result in results:
-            if not result.writes:
-                continue
-            task = result.task
-            if ids is not None:
-                ids.start(task.index)
-            for key, value in result.writes:
-                if gathered is not None and key in state.message_fields:
-                    gathered.setdefault(key, []).extend(value)  # checked: a list
-                    continue
-                try:
-                    state.apply(merged, key, value)
-                except Exception as exc:
-                    exc.add_note(f"(merging what node '{task.node}' wrote to '{key}', step {step})")
-                    raise
-        if gathered:
-            for key, messages in gathered.items():
-                try:
-                    state.apply(merged, key, messages)
-                except Exception:  # again one task at a time, for the error naming its node
-                    _apply_each(state, merged, values, key, results, step)
-    finally:
-        if token is not None:
-            message_id_factory.reset(token)
-    return merged
-
-
-def _apply(
-    state: StateAdapter, merged: dict[str, Any], key: str, value: Any, node: str, step: int
-) -> None:
-    try:
-        state.apply(merged, key, value)
-    except Exception as exc:
-        exc.add_note(f"(merging what node '{node}' wrote to '{key}', step {step})")
-        raise
-
-
-def _apply_each(
-    state: StateAdapter,
-    merged: dict[str, Any],
-    values: dict[str, Any],
-    key: str,
-    results: Sequence[TaskResult],
-    step: int,
-) -> None:
-    """Merge each task's writes to message field `key` in turn, from the step's start."""
-    if key in values:
-        merged[key] = values[key]
-    else:
-        merged.pop(key, None)
-    for result in results:
-        for written, value in result.writes:
-            if written == key:
-                _apply(state, merged, key, value, result.task.node, step)
 
 
 def next_tasks(

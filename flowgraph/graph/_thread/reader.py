@@ -18,9 +18,10 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from flowgraph.graph._persist import load, record_payload, referenced_messages, snapshot_of
-from flowgraph.graph._schema import StateAdapter
-from flowgraph.graph._types import StateSnapshot
+from flowgraph.graph._core.schema import StateAdapter
+from flowgraph.graph._core.types import StateSnapshot
+from flowgraph.graph._thread.record import record_payload, referenced_messages, snapshot_of
+from flowgraph.graph._thread.replay import load
 from flowgraph.messages import AnyMessage, RemoveMessage
 from flowgraph.reducers import add_messages
 

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from flowgraph._context import current_task
-from flowgraph.graph._types import Interrupt
+from flowgraph.graph._core.types import Interrupt
 
 __all__ = ["INTERRUPT_KEY", "GraphInterrupt", "Pause", "interrupt", "with_interrupts"]
 

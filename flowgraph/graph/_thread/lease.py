@@ -22,7 +22,7 @@ last checkpoint as it was):
   as if the call had come a moment later. An input the thread already holds
   (its messages, with their own ids, all there with the same content) is not
   a new turn: the run resumes instead, a no-op on a finished turn
-  (`_start._redelivered`). Without that rule a worker that read the state,
+  (`_engine.setup._redelivered`). Without that rule a worker that read the state,
   decided to send turn k and lost the race re-ran turn k on top of the
   winner's: the agent answered the old turn again and its tools ran twice.
 - **A resume, a Command, a fork, a caller's run id**: lease first (`claim`),
@@ -66,7 +66,7 @@ from flowgraph.checkpoint._lease import (
 )
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.errors import ConcurrentRunError
-from flowgraph.graph._pool import finish_off_loop
+from flowgraph.graph._core.pool import finish_off_loop
 
 __all__ = [
     "LeaseHeld",

@@ -32,7 +32,7 @@ from typing import Any, Final
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from flowgraph.checkpoint._codec import (
+from flowgraph.checkpoint._codec.core import (
     DECODERS,
     ENCODERS,
     ENUM,
@@ -42,7 +42,7 @@ from flowgraph.checkpoint._codec import (
     Encoder,
     ext,
 )
-from flowgraph.checkpoint._codec_messages import MESSAGE_CLASSES, messages_value
+from flowgraph.checkpoint._codec.messages import MESSAGE_CLASSES, messages_value
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.state import MessagesState
 

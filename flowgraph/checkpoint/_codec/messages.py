@@ -27,7 +27,7 @@ from typing import Any, Final, NoReturn, TypeAlias
 
 from pydantic import BaseModel
 
-from flowgraph.checkpoint._codec import DECODERS, ENCODERS, Corrupt, Decoder, Encoder, ext
+from flowgraph.checkpoint._codec.core import DECODERS, ENCODERS, Corrupt, Decoder, Encoder, ext
 from flowgraph.messages import (
     AIMessage,
     AudioPart,

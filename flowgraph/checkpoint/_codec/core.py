@@ -6,7 +6,7 @@ dict) in C. Everything else reaches `Encoder.default` (the packer runs with
 the exact type up in `ENCODERS` and returns an ext value: a type code and the
 packed fields. `Decoder.ext_hook` looks the code up in `DECODERS`. Both
 tables are filled by the modules that own the types (this one: the standard
-library values; `_codec_messages`: messages; `_codec_models`: registered
+library values; `messages`: messages; `models`: registered
 classes), and nothing else can ever be decoded: a code the table does not
 hold is an error, and no decoder imports or calls anything named by the data.
 """
@@ -50,10 +50,10 @@ DECIMAL: Final = 9
 BIGINT: Final = 10
 ENUM: Final = 11
 MODEL: Final = 12
-# 16-39: flowgraph's own classes, see _codec_messages.
+# 16-39: flowgraph's own classes, see _codec.messages.
 COMMAND: Final = 40
 SEND: Final = 41
-# 40-47: the graph's values (Command, Send), registered by flowgraph.graph._codec, which
+# 40-47: the graph's values (Command, Send), registered by flowgraph.graph._core.codec, which
 # owns the classes: a tool's or a cached node's Command is stored as what it returned.
 # `import flowgraph` names that module the "codec" provider (`flowgraph._lazy`): the
 # first value no table has an entry for imports it, and is looked up again.
@@ -71,7 +71,7 @@ def _more_codecs() -> bool:
     """Load the "codec" provider's tables, the first time a value finds no entry.
 
     True if that added tables (look again); the graph's Command and Send codecs
-    arrive this way when nothing imported `flowgraph.graph._codec` yet.
+    arrive this way when nothing imported `flowgraph.graph._core.codec` yet.
     """
     if _providers_loaded:
         return False

@@ -15,57 +15,26 @@ import inspect
 import itertools
 import types
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
 from flowgraph.errors import GraphValidationError
-from flowgraph.graph._inject import injected_parameters, with_injections
-from flowgraph.graph._schema import StateAdapter
-from flowgraph.graph._types import END, START, Budget, Command, RetryPolicy
+from flowgraph.graph._core.inject import injected_parameters, with_injections
+from flowgraph.graph._core.schema import StateAdapter
+from flowgraph.graph._core.spec import Branch, GraphSpec, NodeSpec
+from flowgraph.graph._core.types import END, START, Budget, Command, RetryPolicy
 from flowgraph.state import is_typeddict_schema
 
 if TYPE_CHECKING:
     import networkx as nx
 
-    from flowgraph.graph._cache import BaseCache, CachePolicy
     from flowgraph.graph._compiled import CompiledGraph
+    from flowgraph.graph._core.caching import BaseCache, CachePolicy
 
-__all__ = ["Branch", "NodeSpec", "StateGraph"]
+__all__ = ["StateGraph"]
 
 _RESERVED = {START, END}
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSpec:
-    """A node as the engine runs it."""
-
-    name: str
-    fn: Callable[..., Any]
-    is_async: bool
-    retry: RetryPolicy | None = None
-    destinations: tuple[str, ...] = ()
-    kind: str = "function"
-    """For diagrams: model, tool, router, persona, subgraph or function."""
-    view: Callable[[dict[str, Any]], Any] | None = None
-    """How the node sees the state's values (its input type's view); None: the state's."""
-    defer: bool = False
-    """Run only once no other task is left (see `StateGraph.add_node`)."""
-    cache_policy: CachePolicy | None = None
-    """Reuse the writes of an earlier call with the same input (see `compile(cache=...)`)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Branch:
-    """A conditional edge: `path(state)` names the next node(s), maybe through `path_map`."""
-
-    source: str
-    path: Callable[..., Any]
-    path_map: Mapping[Hashable, str] | None
-    is_async: bool
-    targets: tuple[str, ...] | None = None
-    """Every node the branch can lead to, when known (path_map or a Literal hint)."""
 
 
 def _is_async_callable(fn: Callable[..., Any]) -> bool:
@@ -424,11 +393,14 @@ class StateGraph:
         tools that ask with `InjectedStore`. `cache` (e.g. `InMemoryCache()`)
         keeps the writes of nodes added with a `cache_policy`.
         """
+        # the facade (and the engine under it) loads with the first compile, not with import
         from flowgraph.graph._compiled import CompiledGraph
-        from flowgraph.graph._validation import validate
+        from flowgraph.graph._definition.validation import validate
 
-        validate(self, interrupt_before=interrupt_before, interrupt_after=interrupt_after)
+        spec = self.spec()
+        validate(spec, interrupt_before=interrupt_before, interrupt_after=interrupt_after)
         return CompiledGraph(
+            spec,
             self,
             checkpointer=checkpointer,
             interrupt_before=tuple(interrupt_before),
@@ -437,6 +409,19 @@ class StateGraph:
             name=name or str(getattr(self.schema, "__name__", "graph")),
             store=store,
             cache=cache,
+        )
+
+    def spec(self) -> GraphSpec:
+        """The definition as it stands, frozen: what validation and the engine read."""
+        return GraphSpec(
+            nodes=self.nodes,
+            edges=tuple(self._edges),
+            branches=tuple(self.branches),
+            joins=tuple(self.joins),
+            successors={k: tuple(v) for k, v in self._successors.items()},
+            state=self.state,
+            schema=self.schema,
+            context_schema=self.context_schema,
         )
 
     # -- read by validation and the plan ---------------------------------------

@@ -1,4 +1,4 @@
-"""How a run's steps become checkpoint records, and records become state again.
+"""The checkpoint record: what a stored step holds, and how a run's step becomes one.
 
 The stored form grows with what changed, not with the history:
 
@@ -12,24 +12,20 @@ The stored form grows with what changed, not with the history:
   snapshot's own size, so snapshots cost at most as much again as the
   deltas, and replaying a checkpoint never reads more than that.
 
-Reading a checkpoint replays its writes from the base snapshot through
-`apply_writes`, the function the live run merged them with, so the rebuilt
-state is exactly the state the run had.
+Reading a checkpoint back (`replay`) replays its writes from the base
+snapshot through `apply_writes`, the function the live run merged them
+with, so the rebuilt state is exactly the state the run had.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from flowgraph._context import RunUsage
 from flowgraph._ids import scope_key
 from flowgraph._lazy import LazyModule
-from flowgraph.checkpoint._lease import process_owner
 from flowgraph.checkpoint.base import (
     BaseCheckpointer,
     CheckpointRecord,
@@ -37,17 +33,13 @@ from flowgraph.checkpoint.base import (
     new_checkpoint_id,
 )
 from flowgraph.errors import DeserializationError, SerializationError
-from flowgraph.graph._interrupt import Pause
-from flowgraph.graph._lease import LeaseHeld
-from flowgraph.graph._plan import Task, TaskResult, apply_writes
-from flowgraph.graph._pool import finish_off_loop
-from flowgraph.graph._types import MISSING, START, Interrupt, Send, StateSnapshot
+from flowgraph.graph._core.interrupt import Pause
+from flowgraph.graph._core.spec import Task, TaskResult
+from flowgraph.graph._core.types import MISSING, START, Interrupt, Send, StateSnapshot
 from flowgraph.messages import RemoveMessage
-from flowgraph.reducers import add_messages
 
 if TYPE_CHECKING:
-    from flowgraph.graph._lease import RunLease
-    from flowgraph.graph._schema import StateAdapter
+    from flowgraph.graph._core.schema import StateAdapter
 
 if TYPE_CHECKING:
     import hashlib
@@ -62,11 +54,9 @@ __all__ = [
     "Cursor",
     "Loaded",
     "PendingTask",
-    "Saver",
-    "ThreadCache",
+    "decode_pending_writes",
     "encode_pending",
     "encode_step",
-    "load",
     "load_pending",
     "record_payload",
     "referenced_messages",
@@ -450,301 +440,8 @@ def load_pending(
     checkpointer: BaseCheckpointer, thread_id: str, checkpoint_id: str
 ) -> dict[int, PendingTask]:
     """What the unfinished step after `checkpoint_id` left, by task index."""
-    return _decode_pending_writes(checkpointer.pending(thread_id, checkpoint_id))
+    return decode_pending_writes(checkpointer.pending(thread_id, checkpoint_id))
 
 
-def _decode_pending_writes(writes: Sequence[PendingWrite]) -> dict[int, PendingTask]:
+def decode_pending_writes(writes: Sequence[PendingWrite]) -> dict[int, PendingTask]:
     return {w.task_index: _decode_pending(w) for w in writes}
-
-
-def load(
-    checkpointer: BaseCheckpointer,
-    state: StateAdapter,
-    thread_id: str,
-    checkpoint_id: str,
-    *,
-    head: str | None = None,
-    cache: ThreadCache | None = None,
-    pending: list[PendingWrite] | None = None,
-) -> Loaded:
-    """Rebuild a checkpoint's state by replaying its chain through the live reducers.
-
-    `head` is the thread's current head if the caller already read it, and
-    `pending` the writes left against the checkpoint; a `cache` holding the
-    checkpoint spares the replay.
-    """
-    if head is None:
-        head = checkpointer.head(thread_id)
-    if pending is None:
-        pending = checkpointer.pending(thread_id, checkpoint_id)
-    cached = cache.get(thread_id, checkpoint_id) if cache is not None else None
-    if cached is not None:
-        cached.cursor.expected = head
-        cached.pending.update(_decode_pending_writes(pending))
-        return cached
-    chain = checkpointer.chain(thread_id, checkpoint_id)
-    payloads = [record_payload(r) for r in chain]
-    fields = state.message_fields
-    wanted: set[str] = set()
-    for i, payload in enumerate(payloads):
-        if i == 0:
-            for key in fields:
-                wanted.update(payload["values"].get(key, ()))
-        else:
-            for _, _, writes in payload["writes"]:
-                for key, value in writes:
-                    if key in fields:
-                        wanted.update(m for m in value if isinstance(m, str))
-    stored = checkpointer.messages(thread_id, wanted)
-    missing = wanted - stored.keys()
-    if missing:
-        raise DeserializationError(
-            f"Thread {thread_id!r} lost {len(missing)} stored message(s) "
-            f"(e.g. {sorted(missing)[0]!r}); the store is damaged"
-        )
-    cursor = Cursor(thread_id, head=checkpoint_id, expected=head, base_id=chain[0].checkpoint_id)
-    messages = {}
-    for key, data in stored.items():
-        try:
-            message = serde.loads(data)
-        except DeserializationError as exc:
-            raise DeserializationError(
-                f"Stored message {key!r} of thread {thread_id!r} is damaged: {exc}"
-            ) from exc
-        messages[key] = message
-        cursor.remember(message, key)
-
-    def resolve(key: str, value: Any) -> Any:
-        return [messages[m] if isinstance(m, str) else m for m in value] if key in fields else value
-
-    snapshot = payloads[0]["values"]
-    values = {
-        key: add_messages([], resolve(key, value)) if key in fields else value
-        for key, value in snapshot.items()
-    }
-    cursor.snapshot_bytes = len(chain[0].payload)
-    for record, payload in zip(chain[1:], payloads[1:], strict=True):
-        results = [
-            TaskResult(Task(node, index), [(key, resolve(key, value)) for key, value in writes])
-            for node, index, writes in payload["writes"]
-        ]
-        values = apply_writes(
-            state, values, results, scope=step_scope(thread_id, record.parent_id), step=record.step
-        )
-        cursor.bytes_since_snapshot += len(record.payload)
-        cursor.steps_since_snapshot += 1
-    last = payloads[-1]
-    tasks = [Task(t[0], t[1], t[2] if len(t) > 2 else MISSING) for t in last["next"]]
-    return Loaded(
-        record=chain[-1],
-        values=values,
-        tasks=tasks,
-        joins={int(k): set(v) for k, v in last["joins"].items()},
-        metadata=last["metadata"],
-        pending=_decode_pending_writes(pending),
-        cursor=cursor,
-    )
-
-
-class ThreadCache:
-    """The state each recently used thread last reached in this process.
-
-    Continuing a thread then costs one look at its head instead of reading
-    and replaying its history; a head moved by another process is a miss,
-    and pending writes are always read from the store.
-    """
-
-    def __init__(self, size: int = 256) -> None:
-        self.size = size
-        self._entries: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
-        """thread id -> what `put` took, as one tuple: a run puts one per step."""
-        self._lock = threading.Lock()
-
-    def get(self, thread_id: str, checkpoint_id: str) -> Loaded | None:
-        with self._lock:
-            entry = self._entries.get(thread_id)
-            if entry is None or entry[0].checkpoint_id != checkpoint_id:
-                return None
-            self._entries.move_to_end(thread_id)
-        record, values, tasks, joins, metadata, base_id, since, steps, size, keys, held = entry
-        cursor = Cursor(
-            thread_id, checkpoint_id, checkpoint_id, base_id, since, steps, size, keys, held
-        )
-        return Loaded(
-            record,
-            dict(values),
-            list(tasks),
-            {k: set(v) for k, v in joins.items()},
-            metadata,
-            {},
-            cursor,
-        )
-
-    def put(
-        self,
-        record: CheckpointRecord,
-        values: dict[str, Any],
-        tasks: Sequence[Task],
-        joins: dict[int, set[str]],
-        metadata: dict[str, Any],
-        cursor: Cursor,
-    ) -> None:
-        """Remember the state `cursor` reached by storing `record` (its head now)."""
-        entry = (
-            record,
-            values,
-            list(tasks),
-            dict(joins),
-            metadata,
-            cursor.base_id,
-            cursor.bytes_since_snapshot,
-            cursor.steps_since_snapshot,
-            cursor.snapshot_bytes,
-            cursor.keys,
-            cursor.held,
-        )
-        thread_id = record.thread_id
-        with self._lock:
-            entries = self._entries
-            entries[thread_id] = entry
-            entries.move_to_end(thread_id)
-            while len(entries) > self.size:
-                entries.popitem(last=False)
-
-    def forget(self, thread_id: str) -> None:
-        with self._lock:
-            self._entries.pop(thread_id, None)
-
-
-class Saver:
-    """A run's connection to its thread's history: writes each step and each pause.
-
-    With `direct`, the checkpointer's sync methods are called from the run
-    loop (the sync API's private loop, or a store that never blocks);
-    otherwise their async twins keep the caller's event loop free.
-    """
-
-    def __init__(
-        self,
-        checkpointer: BaseCheckpointer,
-        state: StateAdapter,
-        cursor: Cursor,
-        *,
-        run_id: str,
-        direct: bool,
-        cache: ThreadCache | None = None,
-        fork: bool = False,
-        branch: bool = False,
-        claim: RunLease | None = None,
-    ) -> None:
-        self.claim = claim
-        """A lease the first write takes with it (`put_and_acquire`); None once taken."""
-        self.checkpointer = checkpointer
-        self.state = state
-        self.cursor = cursor
-        self.run_id = run_id
-        self.direct = direct
-        self.cache = cache
-        self.fork = fork
-        """The next step starts a new branch: its checkpoint's source is "fork"."""
-        self.branch = branch or fork
-        """The run extends a branch (not the thread's first line): every checkpoint it
-        writes says so in its metadata (`"branch": True`), so a later run on it knows to
-        look for tool results another branch stored (see `graph._reuse`)."""
-
-    def step_scope(self) -> str:
-        return step_scope(self.cursor.thread_id, self.cursor.head)
-
-    async def _call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        """A store call: from the run loop when `direct`, else on a worker thread."""
-        return fn(*args, **kwargs) if self.direct else await finish_off_loop(fn, *args, **kwargs)
-
-    async def save_step(
-        self,
-        values: dict[str, Any],
-        results: Sequence[TaskResult],
-        tasks: Sequence[Task],
-        joins: dict[int, set[str]],
-        usage: RunUsage,
-        step: int,
-        source: str = "loop",
-        *,
-        release: RunLease | None = None,
-    ) -> CheckpointRecord:
-        """Store a finished step (compare-and-set on the thread head); raise if another won.
-
-        `release`: the run's lease, when this is its last step; the store gives
-        it back in the same write if it can (`put_and_release`).
-        """
-        cursor = self.cursor
-        if self.fork:
-            source, self.fork = "fork", False
-        metadata: dict[str, Any] = {
-            "source": source,
-            "nodes": [r.task.node for r in results],
-            "run_id": self.run_id,
-            "usage": usage.as_dict(),
-        }
-        if self.branch:
-            metadata["branch"] = True
-        record, messages = encode_step(
-            self.state,
-            cursor,
-            step=step,
-            values=values,
-            results=results,
-            next_tasks=tasks,
-            joins=joins,
-            metadata=metadata,
-        )
-        store, expected = self.checkpointer, cursor.expected
-        if self.claim is not None:
-            claim, self.claim = self.claim, None
-            holder = await self._call(
-                store.put_and_acquire,
-                record,
-                expected_head=expected,
-                messages=messages,
-                run_id=claim.run_id,
-                owner=process_owner(),
-                lease_s=claim.lease_s,
-            )
-            if holder is not None:
-                raise LeaseHeld(holder)
-        elif release is not None and not release.lost:
-            release.released = await self._call(
-                store.put_and_release,
-                record,
-                expected_head=expected,
-                messages=messages,
-                run_id=release.run_id,
-                owner=process_owner(),
-            )
-        else:
-            await self._call(store.put, record, expected_head=expected, messages=messages)
-        cursor.committed(record.checkpoint_id)
-        if self.cache is not None:
-            self.cache.put(record, values, tasks, joins, metadata, cursor)
-        return record
-
-    def save_memo(
-        self, index: int, task: PendingTask, key: str, data: bytes, lock: threading.Lock
-    ) -> None:
-        """Add a `once()` result to a running task's row and store the row, now.
-
-        Called from the task's thread or the event loop; `lock` (one per task)
-        orders two results of one task, so the last row written has both.
-        """
-        head = self.cursor.head
-        assert head is not None, "a run saves its input step before any node runs"
-        with lock:
-            task.memo[key] = data
-            write = PendingWrite(task_index=index, payload=encode_pending(task))
-            self.checkpointer.put_pending(self.cursor.thread_id, head, [write])
-
-    async def save_pending(self, pending: dict[int, PendingTask]) -> None:
-        """Keep the finished tasks and pauses of an unfinished step."""
-        head = self.cursor.head
-        assert head is not None, "a run saves its input step before any other"
-        writes = [PendingWrite(task_index=i, payload=encode_pending(t)) for i, t in pending.items()]
-        await self._call(self.checkpointer.put_pending, self.cursor.thread_id, head, writes)

@@ -14,7 +14,7 @@ from typing import Final
 
 from pydantic import BaseModel
 
-from flowgraph.checkpoint._codec import ENCODERS, MAX_NESTING, Encoder, Unsupported
+from flowgraph.checkpoint._codec.core import ENCODERS, MAX_NESTING, Encoder, Unsupported
 from flowgraph.errors import SerializationError
 
 __all__ = ["explain"]

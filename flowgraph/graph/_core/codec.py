@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowgraph.checkpoint._codec import (
+from flowgraph.checkpoint._codec.core import (
     COMMAND,
     DECODERS,
     ENCODERS,
@@ -22,7 +22,7 @@ from flowgraph.checkpoint._codec import (
     Encoder,
     ext,
 )
-from flowgraph.graph._types import MISSING, Command, Send
+from flowgraph.graph._core.types import MISSING, Command, Send
 
 __all__: list[str] = []
 

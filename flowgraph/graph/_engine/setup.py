@@ -21,25 +21,22 @@ from pydantic import BaseModel
 from flowgraph._context import RunInfo, RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key
 from flowgraph.errors import InvalidUpdateError
-from flowgraph.graph._lease import RunLease
-from flowgraph.graph._persist import (
-    Cursor,
-    Loaded,
-    PendingTask,
-    Saver,
-    ThreadCache,
-    load,
-    step_scope,
-)
-from flowgraph.graph._plan import Task, TaskResult, apply_writes, next_tasks
-from flowgraph.graph._reuse import stored_answers
-from flowgraph.graph._runner import PASSED_UP, Engine, Run, _command_writes, start_tasks
-from flowgraph.graph._types import MISSING, START, Budget, Command, Send, StreamPart
+from flowgraph.graph._core.merge import apply_writes
+from flowgraph.graph._core.spec import Task, TaskResult
+from flowgraph.graph._core.types import MISSING, START, Budget, Command, Send, StreamPart
+from flowgraph.graph._engine.loop import _command_writes, start_tasks
+from flowgraph.graph._engine.run import PASSED_UP, Engine, Run
+from flowgraph.graph._engine.superstep import next_tasks
+from flowgraph.graph._thread.lease import RunLease
+from flowgraph.graph._thread.record import Cursor, Loaded, PendingTask, step_scope
+from flowgraph.graph._thread.replay import ThreadCache, load
+from flowgraph.graph._thread.reuse import stored_answers
+from flowgraph.graph._thread.saver import Saver
 from flowgraph.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
-    from flowgraph.graph._schema import StateAdapter
+    from flowgraph.graph._core.schema import StateAdapter
 
 __all__ = ["RunOptions", "loaded_checkpoint", "prepare_run"]
 
@@ -200,7 +197,7 @@ async def prepare_run(
     """A run ready for the loop: state loaded or fresh, input applied, first tasks planned.
 
     `claim`: the thread's lease, for the input's write to take with it (see
-    `CompiledGraph._claiming_run`).
+    `_engine.execute`).
     """
     state = engine.state
     run = Run(

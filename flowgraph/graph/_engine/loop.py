@@ -13,144 +13,28 @@ import asyncio
 import inspect
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import flowgraph._hooks as _hooks
-from flowgraph._context import RunUsage, TaskMemo, TaskScope, current_task, message_id_factory
+from flowgraph._context import TaskMemo, TaskScope, current_task, message_id_factory
 from flowgraph._ids import StepIds
 from flowgraph.errors import GraphRecursionError, GraphValidationError, InvalidUpdateError
-from flowgraph.graph._interrupt import GraphInterrupt, Pause
-from flowgraph.graph._lease import RunLease
-from flowgraph.graph._persist import PendingTask, Saver
-from flowgraph.graph._plan import Plan, Task, TaskResult, apply_writes, next_tasks
-from flowgraph.graph._pool import run_in_thread
-from flowgraph.graph._types import MISSING, Command, Interrupt, ParentCommand, Send, StreamPart
+from flowgraph.graph._core.interrupt import GraphInterrupt, Pause
+from flowgraph.graph._core.merge import apply_writes
+from flowgraph.graph._core.pool import run_in_thread
+from flowgraph.graph._core.spec import Task, TaskResult
+from flowgraph.graph._core.types import MISSING, Command, Interrupt, ParentCommand, Send, StreamPart
+from flowgraph.graph._engine.run import INTERRUPT, Emitter, Engine, Run, SubgraphWrites
+from flowgraph.graph._engine.superstep import next_tasks
+from flowgraph.graph._thread.record import PendingTask
 
 if TYPE_CHECKING:
-    from flowgraph.graph._builder import Branch
-    from flowgraph.graph._reuse import Reuse
-    from flowgraph.graph._schema import StateAdapter
+    from flowgraph.graph._core.spec import Branch
 
-__all__ = [
-    "INTERRUPT",
-    "Emitter",
-    "Engine",
-    "Run",
-    "SubgraphWrites",
-    "run_loop",
-    "start_tasks",
-    "stream_pause",
-]
-
-INTERRUPT = "__interrupt__"
-"""The node name of the stream part that says the run paused (its data: the interrupts)."""
-
-
-class SubgraphWrites(list[tuple[str, Any]]):
-    """A node result that is a list of (key, value) writes in order (what a subgraph returns)."""
-
-
-@dataclass(slots=True)
-class Engine:
-    """What a compiled graph runs: its structure and state schema, fixed at compile time."""
-
-    plan: Plan
-    state: StateAdapter
-    name: str
-    remaining_steps: tuple[str, ...] = ()
-    """State fields typed RemainingSteps, set before every step (most graphs have none)."""
-
-
-PASSED_UP = frozenset({"messages", "custom"})
-"""What reaches a stream from inside a subgraph node when its steps are not streamed."""
-
-
-@dataclass(slots=True)
-class Run:
-    """Everything that changes while one invocation runs."""
-
-    values: dict[str, Any]
-    tasks: list[Task]
-    scope: str
-    """The key message ids derive from: unique per run, unless it continues a thread."""
-    usage: RunUsage
-    step: int = 0
-    recursion_limit: int = 100
-    steps_taken: int = 0
-    join_seen: dict[int, set[str]] = field(default_factory=dict)
-    sink: Callable[[StreamPart], None] | None = None
-    modes: frozenset[str] = frozenset()
-    subgraphs: bool = False
-    """Stream the steps of subgraph nodes too, each part with its namespace."""
-    passed_up: frozenset[str] = PASSED_UP
-    """Without `subgraphs`: the modes whose parts from inside a subgraph node still reach
-    the stream, as that node's own (model tokens and custom data, unless the caller
-    asked for LangGraph's items, where only `subgraphs=True` shows them)."""
-    inline_sync: bool = False
-    saver: Saver | None = None
-    """Writes a checkpoint after every step (None: no checkpointer, no history kept)."""
-    prefilled: dict[int, TaskResult] = field(default_factory=dict)
-    """Results of tasks that finished before the run stopped; the resumed step reuses them."""
-    answers: dict[int, dict[str, Any]] = field(default_factory=dict)
-    """Resume values for the interrupts of the first step's tasks, by task index and key."""
-    paused: dict[int, PendingTask] = field(default_factory=dict)
-    """The interrupts the first step's tasks were paused at, by task index."""
-    carried: dict[int, PendingTask] = field(default_factory=dict)
-    """What the first step's unfinished tasks left (pauses, `once()` results), by index."""
-    memos: dict[int, TaskMemo] = field(default_factory=dict)
-    """The `once()` results of this step's tasks (runs with a checkpointer only)."""
-    interrupt_before: frozenset[str] = frozenset()
-    interrupt_after: frozenset[str] = frozenset()
-    skip_breakpoint: bool = False
-    """Resuming from an interrupt_before pause: run the paused step this time."""
-    interrupts: list[Interrupt] = field(default_factory=list)
-    """What paused the run, if it paused."""
-    stop: threading.Event | None = None
-    """Set by the caller (`invoke(..., stop=...)`): start no further step."""
-    closed: threading.Event | None = None
-    """Set by a stream's reader that stopped reading: start no further step."""
-    lease: RunLease | None = None
-    """The run's hold on its thread; lost (taken by another run): stop before the next step."""
-    caught_up: Callable[[], Awaitable[None]] | None = None
-    """Waits until a stream's reader has taken the parts so far (backpressure)."""
-    write_log: list[tuple[str, Any]] | None = None
-    """When set, every merged write is also recorded here (subgraphs report them up)."""
-    parent_task: TaskScope | None = None
-    """The task of the outer run this (subgraph) run belongs to: its tasks take their
-    interrupt answers from it, and a pause is raised up to it."""
-    reuse: Reuse | None = None
-    """Tool results stored by the thread's other branches, for this branch's ToolNodes
-    to take instead of running the calls again (see `graph._reuse`)."""
-
-
-class Emitter:
-    """A task's stream function (`_context.emit`): its parts tagged with its node and step.
-
-    Code that runs on behalf of the task (a subgraph node's run, a `@task`)
-    reaches the run's settings through `run`.
-    """
-
-    __slots__ = ("node", "run", "sink", "step")
-
-    def __init__(self, run: Run, sink: Callable[[StreamPart], None], step: int, node: str) -> None:
-        self.run = run
-        self.sink = sink
-        self.step = step
-        self.node = node
-
-    def __call__(self, mode: str, data: Any) -> None:
-        if mode in self.run.modes:
-            self.sink(StreamPart(mode, self.step, self.node, data))  # type: ignore[arg-type]
-
-    def renamed(self, node: str) -> Emitter:
-        """The same stream, with parts tagged as `node`'s (a `@task` running in the task)."""
-        return Emitter(self.run, self.sink, self.step, node)
-
-
-# -- tasks ----------------------------------------------------------------------
+__all__ = ["run_loop", "start_tasks", "stream_pause"]
 
 
 def _result(engine: Engine, task: Task, out: Any) -> TaskResult:

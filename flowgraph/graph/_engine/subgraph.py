@@ -1,0 +1,108 @@
+"""A compiled graph run as a node of another graph (a subgraph), sharing same-named fields.
+
+The subgraph starts from the parent's values of the shared fields and
+reports its writes to them, in order, for the parent's reducers to merge:
+appended lists are not doubled, messages merge by id. A node inside that
+returns `Command(graph=Command.PARENT, goto=..., update=...)` stops the
+subgraph: the node then writes that update and goes there. A pause inside
+becomes the node's, named by its path ("review/ask").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from flowgraph._context import RunUsage, bind_store, current_store, current_task
+from flowgraph._ids import random_scope_key, scope_key
+from flowgraph.graph._core.interrupt import GraphInterrupt, Pause
+from flowgraph.graph._core.types import START, Command, ParentCommand, StreamPart
+from flowgraph.graph._engine.loop import run_loop, start_tasks
+from flowgraph.graph._engine.run import Emitter, Engine, Run, SubgraphWrites
+
+if TYPE_CHECKING:
+    from flowgraph.graph._core.schema import StateAdapter
+
+__all__ = ["subgraph_node"]
+
+
+def subgraph_node(
+    app: object, engine: Engine, store: Any, parent: StateAdapter
+) -> Callable[[Any], Any]:
+    """The node that runs `engine` (the compiled graph `app`) inside a graph with state `parent`."""
+
+    async def subgraph(state: Any) -> SubgraphWrites | Command[Any]:
+        outer = state.__dict__ if isinstance(state, BaseModel) else state
+        scope = current_task.get()
+        values = engine.state.defaults()
+        # the parent's state (shared fields), or a Send's argument (any child field)
+        given = {k: v for k, v in outer.items() if k in engine.state.reducers}
+        values.update(given)
+        run = Run(
+            values=values,
+            tasks=[],
+            scope=(
+                scope_key(scope.run_scope, scope.step, scope.task_index)
+                if scope is not None
+                else random_scope_key()
+            ),
+            usage=scope.usage if scope is not None else RunUsage(),
+            write_log=[],
+            parent_task=scope,
+        )
+        if scope is not None and isinstance(scope.emit, Emitter):
+            _stream_from(run, scope.emit, f"{scope.node}:{run.scope}")
+            if run.subgraphs and "values" in run.modes and given and run.sink is not None:
+                # the subgraph's own first values, as LangGraph streams them
+                run.sink(StreamPart("values", 0, None, engine.state.view(run.values)))
+        # a subgraph compiled with a store of its own gives its nodes that one
+        own_store = bind_store(store) if store is not None else None
+        try:
+            await start_tasks(engine, run, START)
+            await run_loop(engine, run)
+        except ParentCommand as handoff:
+            # a node inside handed off to this graph's nodes: this node writes its update
+            # and goes where it says; the subgraph's own writes stay behind, as in LangGraph
+            return handoff.command
+        except GraphInterrupt as paused:
+            if scope is None:
+                raise
+            # the pauses become this node's, named by their path ("review/ask")
+            raise GraphInterrupt(
+                [
+                    Pause(replace(p.interrupt, node=f"{scope.node}/{p.interrupt.node}"), p.key)
+                    for p in paused.pauses
+                ]
+            ) from None
+        finally:
+            if own_store is not None:
+                current_store.reset(own_store)
+        assert run.write_log is not None
+        return SubgraphWrites((k, v) for k, v in run.write_log if k in parent.reducers)
+
+    subgraph.node_kind = "subgraph"  # type: ignore[attr-defined]
+    subgraph.subgraph = app  # type: ignore[attr-defined]
+    return subgraph
+
+
+def _stream_from(run: Run, outer: Emitter, segment: str) -> None:
+    """Connect a subgraph node's run to the stream of the run that called it.
+
+    With `subgraphs=True` every part of the subgraph's steps goes up, its
+    namespace starting with `segment` ("node:task id"); otherwise only the
+    modes the caller lets through (`passed_up`), as the node's own parts.
+    """
+    caller = outer.run
+    run.subgraphs = caller.subgraphs
+    run.passed_up = caller.passed_up
+    if caller.subgraphs:
+        sink = outer.sink
+        run.modes = caller.modes
+        run.sink = lambda part: sink(part.nested(segment))
+    else:
+        run.modes = caller.modes & caller.passed_up
+        if run.modes:
+            run.sink = lambda part: outer(part.mode, part.data)
