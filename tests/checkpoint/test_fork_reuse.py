@@ -112,6 +112,19 @@ def approved_refund(app: Any, thread: str, text: str = "refund A1") -> None:
     app.invoke(Command(resume="yes"), thread_id=thread)
 
 
+Refunded = tuple[Any, Refunds, str]
+
+
+@pytest.fixture
+def refunded(checkpointer: BaseCheckpointer, tid: ThreadIds) -> Refunded:
+    """A thread whose refund was asked for, approved and issued: (app, refunds, thread)."""
+    refunds = Refunds()
+    app = refund_app(checkpointer, refunds)
+    thread = tid()
+    approved_refund(app, thread)
+    return app, refunds, thread
+
+
 def checkpoint_before(app: Any, thread: str, node: str) -> Any:
     """The (newest) checkpoint whose next step runs `node`."""
     return next(s for s in app.get_state_history(thread) if s.next == (node,))
@@ -122,12 +135,9 @@ def texts(state: Any) -> list[str]:
 
 
 def test_a_fork_before_the_tool_step_reuses_the_refund_it_shares(
-    checkpointer: BaseCheckpointer, tid: ThreadIds, caplog: pytest.LogCaptureFixture
+    refunded: Refunded, caplog: pytest.LogCaptureFixture
 ) -> None:
-    refunds = Refunds()
-    app = refund_app(checkpointer, refunds)
-    thread = tid()
-    approved_refund(app, thread)
+    app, refunds, thread = refunded
     assert refunds.issued == [("A1", 30)]
     origin = app.get_state(thread).values.messages
     between = checkpoint_before(app, thread, "tools")
@@ -165,13 +175,8 @@ def test_a_fork_before_the_tool_step_reuses_the_refund_it_shares(
     )
 
 
-def test_rerun_tool_calls_runs_the_call_again(
-    checkpointer: BaseCheckpointer, tid: ThreadIds
-) -> None:
-    refunds = Refunds()
-    app = refund_app(checkpointer, refunds)
-    thread = tid()
-    approved_refund(app, thread)
+def test_rerun_tool_calls_runs_the_call_again(refunded: Refunded) -> None:
+    app, refunds, thread = refunded
     between = checkpoint_before(app, thread, "tools")
 
     out = app.invoke(
@@ -182,13 +187,8 @@ def test_rerun_tool_calls_runs_the_call_again(
     assert texts(out)[-1] == "done: refunded 30 on A1 (#2)"
 
 
-def test_a_new_answer_at_an_answered_interrupt_forks_with_it(
-    checkpointer: BaseCheckpointer, tid: ThreadIds
-) -> None:
-    refunds = Refunds()
-    app = refund_app(checkpointer, refunds)
-    thread = tid()
-    approved_refund(app, thread)
+def test_a_new_answer_at_an_answered_interrupt_forks_with_it(refunded: Refunded) -> None:
+    app, refunds, thread = refunded
     asked = checkpoint_before(app, thread, "approve")
     assert asked.interrupts == ()  # answered since: nothing waits there any more
 
@@ -228,13 +228,8 @@ def test_resuming_an_answered_interrupt_asks_again_and_takes_an_answer_by_its_id
     assert refunds.issued == [("A1", 30)]
 
 
-def test_a_fork_that_edits_the_arguments_runs_the_new_call(
-    checkpointer: BaseCheckpointer, tid: ThreadIds
-) -> None:
-    refunds = Refunds()
-    app = refund_app(checkpointer, refunds)
-    thread = tid()
-    approved_refund(app, thread)
+def test_a_fork_that_edits_the_arguments_runs_the_new_call(refunded: Refunded) -> None:
+    app, refunds, thread = refunded
     between = checkpoint_before(app, thread, "tools")
     ai = between.values.messages[-1]
     edited = AIMessage(
@@ -250,13 +245,8 @@ def test_a_fork_that_edits_the_arguments_runs_the_new_call(
     assert texts(out)[-1] == "done: refunded 50 on A1 (#2)"
 
 
-def test_a_branch_made_by_update_state_reuses_an_unchanged_call(
-    checkpointer: BaseCheckpointer, tid: ThreadIds
-) -> None:
-    refunds = Refunds()
-    app = refund_app(checkpointer, refunds)
-    thread = tid()
-    approved_refund(app, thread)
+def test_a_branch_made_by_update_state_reuses_an_unchanged_call(refunded: Refunded) -> None:
+    app, refunds, thread = refunded
     between = checkpoint_before(app, thread, "tools")
 
     app.update_state(thread, {"messages": []}, checkpoint_id=between.checkpoint_id)
@@ -266,13 +256,8 @@ def test_a_branch_made_by_update_state_reuses_an_unchanged_call(
     assert texts(out)[-1] == "done: refunded 30 on A1 (#1)"
 
 
-def test_a_branch_that_pauses_still_reuses_when_it_is_resumed(
-    checkpointer: BaseCheckpointer, tid: ThreadIds
-) -> None:
-    refunds = Refunds()
-    app = refund_app(checkpointer, refunds)
-    thread = tid()
-    approved_refund(app, thread)
+def test_a_branch_that_pauses_still_reuses_when_it_is_resumed(refunded: Refunded) -> None:
+    app, refunds, thread = refunded
     before_agent = next(s for s in app.get_state_history(thread) if s.step == 0)
     assert before_agent.next == ("agent",)
 

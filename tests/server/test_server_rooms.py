@@ -10,9 +10,9 @@ Python). The facade `flowgraph/server/__init__.py` may import any room; no
 room imports the facade, and no module sits outside a room. Imports inside
 functions and under TYPE_CHECKING count too, as in tests/test_layers.py: a
 lazy or type-only import of a higher room is still a dependency that
-points the wrong way. Also checked: no server folder holds more than 16
-modules, no module is longer than 600 lines, and each room says in its
-`__init__` docstring what it holds.
+points the wrong way. Also checked: each room says in its `__init__`
+docstring what it holds (module length and folder size are checked for the
+whole package in tests/test_layers.py).
 """
 
 from __future__ import annotations
@@ -20,45 +20,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from test_layers import imported_modules, module_name  # the package-wide checker's parser
+
 SERVER = Path(__file__).resolve().parents[2] / "flowgraph" / "server"
 
 ROOMS = ("_records", "_wire", "_runs", "_http")
 """Lowest first: a room may import the rooms before it, never one after it."""
-
-MAX_MODULES = 16
-MAX_LINES = 600
-
-
-def module_name(path: Path, server: Path) -> str:
-    parts = list(path.relative_to(server.parents[1]).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def imported_modules(path: Path, importer: str, modules: frozenset[str]) -> list[tuple[int, str]]:
-    """(line, absolute module) for every import in the file, relative ones resolved.
-
-    `from flowgraph.server._wire import convert` imports the module
-    `flowgraph.server._wire.convert`: a name that is one of `modules` counts
-    as that module, any other as the package it is taken from.
-    """
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    package = importer.split(".") if path.name == "__init__.py" else importer.split(".")[:-1]
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                anchor = package[: len(package) - node.level + 1]
-                target = ".".join([*anchor, *([node.module] if node.module else [])])
-            else:
-                target = node.module or ""
-            for alias in node.names:
-                submodule = f"{target}.{alias.name}"
-                found.append((node.lineno, submodule if submodule in modules else target))
-    return found
 
 
 def room_of(module: str) -> str | None:
@@ -70,11 +37,11 @@ def room_of(module: str) -> str | None:
 def violations(server: Path) -> list[str]:
     problems = []
     paths = sorted(server.rglob("*.py"))
-    modules = frozenset(module_name(path, server) for path in paths)
-    facade = module_name(server / "__init__.py", server)
+    modules = frozenset(module_name(path, server.parent) for path in paths)
+    facade = module_name(server / "__init__.py", server.parent)
     for path in paths:
         where = path.relative_to(server.parents[1])
-        importer = module_name(path, server)
+        importer = module_name(path, server.parent)
         own = room_of(importer)
         if own is None:
             continue  # the facade re-exports from the rooms
@@ -82,7 +49,9 @@ def violations(server: Path) -> list[str]:
             problems.append(f"{where}: {importer} is in no room; move it into one of {ROOMS}")
             continue
         below = ROOMS[: ROOMS.index(own)]
-        for line, target in imported_modules(path, importer, modules):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        is_package = path.name == "__init__.py"
+        for line, target in imported_modules(tree, importer, is_package, modules):
             if target != facade and not target.startswith(f"{facade}."):
                 continue
             other = room_of(target)
@@ -107,25 +76,6 @@ def test_the_rooms_are_the_server_folders_and_say_what_they_hold() -> None:
         assert docstring, f"flowgraph/server/{room}/__init__.py needs a docstring"
         assert "import" in docstring, f"{room}'s docstring should say what it may import"
     assert not list((SERVER / "ui").glob("*.py")), "ui/ holds the static files only"
-
-
-def test_no_server_folder_holds_more_than_16_modules() -> None:
-    folders = [SERVER, *(p for p in SERVER.rglob("*") if p.is_dir() and p.name != "__pycache__")]
-    crowded = {
-        str(folder.relative_to(SERVER.parent)): count
-        for folder in folders
-        if (count := len(list(folder.glob("*.py")))) > MAX_MODULES
-    }
-    assert crowded == {}
-
-
-def test_no_server_module_is_over_600_lines() -> None:
-    long = {
-        str(path.relative_to(SERVER.parent)): lines
-        for path in SERVER.rglob("*.py")
-        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
-    }
-    assert long == {}
 
 
 def test_the_checker_reports_upward_lazy_and_type_only_imports(tmp_path: Path) -> None:
