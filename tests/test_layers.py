@@ -166,6 +166,7 @@ GRAPH_ROOMS: dict[str, int] = {
     "flowgraph.graph._thread": 1,
     "flowgraph.graph._engine": 2,
     "flowgraph.graph._compiled": 3,
+    "flowgraph.graph._config": 3,
     "flowgraph.graph._thread_api": 3,
     "flowgraph.graph._items": 3,
     "flowgraph.graph._diagrams": 3,

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypedDict, overload
 
 from flowgraph.checkpoint.base import BaseCheckpointer
+from flowgraph.graph._config import read_config
 from flowgraph.graph._core.caching import BaseCache
 from flowgraph.graph._core.interrupt import with_interrupts
 from flowgraph.graph._core.types import (
@@ -26,7 +27,6 @@ from flowgraph.graph._core.types import (
 from flowgraph.graph._diagrams import Diagrams
 from flowgraph.graph._engine.bridge import iterate_sync, run_sync
 from flowgraph.graph._engine.cache import cached_nodes, namespace_of
-from flowgraph.graph._engine.config import read_config
 from flowgraph.graph._engine.execute import execute
 from flowgraph.graph._engine.run import Engine, Run
 from flowgraph.graph._engine.setup import RunOptions

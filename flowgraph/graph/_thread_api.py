@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, overload
 from flowgraph._context import RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory
 from flowgraph.errors import ConcurrentRunError, InvalidUpdateError
+from flowgraph.graph._config import thread_of
 from flowgraph.graph._core.merge import apply_writes
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._core.types import START, StateSnapshot
 from flowgraph.graph._engine.bridge import run_sync
-from flowgraph.graph._engine.config import thread_of
 from flowgraph.graph._engine.loop import start_tasks
 from flowgraph.graph._engine.run import Engine, Run
 from flowgraph.graph._engine.setup import loaded_checkpoint
