@@ -290,6 +290,7 @@ async def prepare_run(
             options.thread_id,
             loaded.record.checkpoint_id,
             loaded.values,
+            frozenset(loaded.cursor.keys.values()),
         )
     if command is not None:
         # a routed input: its update is a step of its own, its goto the next tasks (with

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -103,10 +104,13 @@ def stored_answers(
     thread_id: str,
     checkpoint_id: str,
     values: dict[str, Any],
+    known: Collection[str] = (),
 ) -> Reuse | None:
     """The answers other branches of the thread stored for the calls open at the checkpoint.
 
-    None when there is nothing to reuse (the usual case: no call is open).
+    `known`: the message keys the checkpoint's own state holds (none of them
+    answers a call still open there, so they are not read). None when there
+    is nothing to reuse (the usual case: no call is open).
     """
     open_calls = _open_calls(state.message_fields, values)
     if not open_calls:
@@ -135,6 +139,8 @@ def stored_answers(
                     for message_key in value:
                         if isinstance(message_key, str):
                             holders[message_key].append((record, node))
+    for message_key in known:
+        holders.pop(message_key, None)
     if not holders:
         return None
     answers: dict[str, StoredAnswer] = {}
