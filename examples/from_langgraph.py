@@ -1,6 +1,6 @@
 """A support desk written the way LangGraph's tutorials write it, run by flowgraph.
 
-Only the imports differ from the LangGraph program (see the README's
+Only the imports differ from the LangGraph program (see docs/migration.md,
 "Migrating from LangGraph"): a `typing_extensions.TypedDict` state with
 `NotRequired` and `Annotated` reducers, plain functions as tools,
 `llm.bind_tools(...)` called inside a node, `trim_messages` with LangChain's

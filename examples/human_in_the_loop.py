@@ -11,8 +11,8 @@ In this offline run the script plays the human: it approves the first
 request and declines the second. Then it asks "what if?": it forks the
 thread at the first question and answers no there, then yes again. The
 yes branch does not book a second table: a branch takes the result its
-origin stored for the same tool call (README, "A fork does not repeat
-the world"). And for the call a crash cuts off mid-way, which has no
+origin stored for the same tool call (docs/human-in-the-loop.md, "A fork
+does not repeat the world"). And for the call a crash cuts off mid-way, which has no
 stored result, `book_table` hands its tool call id to the restaurant as an
 idempotency key: the call id is the same in every retry and every branch.
 

@@ -163,7 +163,7 @@ class ToolNode:
     `ToolNode([get_weather, search])`: plain functions are wrapped with
     `tool()`. Calls run concurrently (sync tools in worker threads, except
     a step's lone call under the sync `invoke`, which runs in place when no
-    `timeout` is set: README, "Prebuilt nodes"); the result keeps call
+    `timeout` is set: docs/prebuilt-nodes.md); the result keeps call
     order. `timeout` bounds each call, in seconds (a sync tool's thread
     cannot be stopped and finishes in the background; its result is
     discarded). Before anything runs, the calls are charged to

@@ -4,7 +4,7 @@
 turns it into plain frozen values, so Mermaid, DOT, ASCII, SVG and HTML all
 draw the same thing and none of them knows about the engine.
 
-Conventions fixed here (and documented in the README):
+Conventions fixed here (and documented in docs/diagrams.md):
 
 - Order is stable: START first, then the nodes in the order they were added,
   END last; edges follow their source node, in the order they were added.
