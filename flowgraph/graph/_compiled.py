@@ -10,7 +10,15 @@ from __future__ import annotations
 import asyncio
 import copy
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import suppress
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypedDict, overload
@@ -198,20 +206,25 @@ class CompiledGraph(ThreadAPI, Diagrams):
 
     # -- running -----------------------------------------------------------------
 
-    async def _run(self, input: Any, options: RunOptions) -> Run:
-        """One run, start to end (see `_engine.execute`)."""
-        return await execute(
+    def _run(self, input: Any, options: RunOptions) -> Coroutine[Any, Any, Run]:
+        """One run, start to end: the engine's coroutine (`_engine.execute`), which the
+        caller awaits or the sync bridge runs, so no facade code sits between them."""
+        return execute(
             self.engine,
             self.checkpointer,
-            input,
+            self._input(input),
             options,
             cache=self._cache,
             store=self.store,
             name=self.name,
         )
 
-    async def _invoke(self, input: Any, options: RunOptions) -> Any:
-        run = await self._run(input, options)
+    def _input(self, input: Any) -> Any:
+        """The caller's input as the graph takes it (the functional API wraps it)."""
+        return input
+
+    def _output(self, run: Run) -> Any:
+        """A finished run's state as `invoke` returns it, with its interrupts if it paused."""
         out = self.engine.state.output(run.values)
         if run.interrupts:
             out = with_interrupts(out, run.interrupts)
@@ -251,7 +264,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         )
         if config is not None or context is not None or configurable or thread_id is not None:
             self._configure(options, config, context, configurable)
-        return await self._invoke(input, options)
+        return self._output(await self._run(input, options))
 
     def invoke(
         self,
@@ -307,7 +320,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         )
         if config is not None or context is not None or configurable or thread_id is not None:
             self._configure(options, config, context, configurable)
-        return run_sync(self._invoke(input, options), direct=self.engine.plan.all_sync)
+        return self._output(run_sync(self._run(input, options), direct=self.engine.plan.all_sync))
 
     async def _astream(self, input: Any, options: RunOptions) -> AsyncGenerator[StreamPart, None]:
         """The run as it happens, one step at a time as the reader asks for more.

@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from flowgraph.checkpoint.base import BaseCheckpointer
-    from flowgraph.graph._engine.setup import RunOptions
 
 __all__ = ["Entrypoint", "EntrypointFinal", "Task", "TaskFuture", "entrypoint", "task"]
 
@@ -522,10 +521,11 @@ class Entrypoint(CompiledGraph):
         self.fn = fn
         self.__doc__ = fn.__doc__
 
-    async def _run(self, input: Any, options: RunOptions) -> Any:
+    def _input(self, input: Any) -> Any:
+        """The function's argument, as the one field of the graph it runs in."""
         if input is not None and not isinstance(input, Command):
-            input = {"input": input}
-        return await super()._run(input, options)
+            return {"input": input}
+        return input
 
     def update_state(self, thread_id: Any, values: Any, **options: Any) -> Any:
         """Set the thread's value, as if the function had returned `values` (LangGraph's way).

@@ -23,9 +23,9 @@ from flowgraph.graph._core.types import START, StateSnapshot
 from flowgraph.graph._engine.bridge import run_sync
 from flowgraph.graph._engine.loop import start_tasks
 from flowgraph.graph._engine.run import Engine, Run
-from flowgraph.graph._engine.setup import loaded_checkpoint
 from flowgraph.graph._thread.lease import active_run, claim, holds, release, withdraw_reserved
 from flowgraph.graph._thread.record import Cursor, referenced_messages, snapshot_of
+from flowgraph.graph._thread.replay import loaded_checkpoint
 from flowgraph.graph._thread.saver import Saver
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ class ThreadAPI:
         thread_id, checkpoint_id = thread_and_checkpoint(thread_id, checkpoint_id)
         store = self._store()
         loaded = run_sync(
-            loaded_checkpoint(self.engine, store, thread_id, checkpoint_id, direct=True)
+            loaded_checkpoint(self.engine.state, store, thread_id, checkpoint_id, direct=True)
         )
         snapshot = self._snapshot(loaded, thread_id)
         if checkpoint_id is None:
@@ -249,7 +249,7 @@ class ThreadAPI:
                 node=as_node,
             )
         loaded = await loaded_checkpoint(
-            engine, store, thread_id, checkpoint_id, direct=True, cache=self._cache
+            engine.state, store, thread_id, checkpoint_id, direct=True, cache=self._cache
         )
         cursor = loaded.cursor if loaded else Cursor(thread_id, expected=None)
         # an edit of a past checkpoint starts a branch (see graph._thread.reuse)

@@ -22,12 +22,12 @@ from flowgraph.graph._engine.setup import RunOptions, prepare_run
 from flowgraph.graph._thread.lease import (
     LeaseHeld,
     RunLease,
-    claim,
     claim_taken,
     drop_claim,
     enter_claim,
     release,
 )
+from flowgraph.graph._thread.opening import open_thread
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
@@ -96,12 +96,19 @@ async def _leased(
         if claimed is not None:
             run, lease = claimed
         else:
-            lease = await claim(
-                checkpointer, options.thread_id, options.run_id, wait=options.wait, direct=direct
+            lease, loaded = await open_thread(
+                checkpointer,
+                engine.state,
+                options.thread_id,
+                options.run_id,
+                options.checkpoint_id,
+                wait=options.wait,
+                direct=direct,
+                cache=cache,
             )
         try:
             if claimed is None:
-                run = await prepare_run(engine, checkpointer, input, options, cache)
+                run = await prepare_run(engine, checkpointer, input, options, cache, loaded=loaded)
                 run.lease = lease
             await run_loop(engine, run)
             return run

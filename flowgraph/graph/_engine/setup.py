@@ -13,7 +13,6 @@ import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -29,7 +28,7 @@ from flowgraph.graph._engine.run import PASSED_UP, Engine, Run
 from flowgraph.graph._engine.superstep import next_tasks
 from flowgraph.graph._thread.lease import RunLease
 from flowgraph.graph._thread.record import Cursor, Loaded, PendingTask, step_scope
-from flowgraph.graph._thread.replay import ThreadCache, load
+from flowgraph.graph._thread.replay import ThreadCache, loaded_checkpoint
 from flowgraph.graph._thread.reuse import stored_answers
 from flowgraph.graph._thread.saver import Saver
 from flowgraph.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -38,7 +37,10 @@ if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
     from flowgraph.graph._core.schema import StateAdapter
 
-__all__ = ["RunOptions", "loaded_checkpoint", "prepare_run"]
+__all__ = ["UNREAD", "RunOptions", "prepare_run"]
+
+UNREAD: object = object()
+"""`prepare_run(loaded=UNREAD)`: the run reads its thread itself."""
 
 _MESSAGE_TYPES = frozenset({HumanMessage, AIMessage, SystemMessage, ToolMessage})
 """The message classes an input may carry with an id of its own (see `_redelivered`)."""
@@ -117,43 +119,6 @@ async def _blocking(direct: bool, fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args) if direct else await asyncio.to_thread(fn, *args)
 
 
-async def loaded_checkpoint(
-    engine: Engine,
-    checkpointer: BaseCheckpointer,
-    thread_id: str,
-    checkpoint_id: str | None,
-    *,
-    direct: bool,
-    cache: ThreadCache | None = None,
-) -> Loaded | None:
-    """The checkpoint (default: the thread's head) rebuilt, or None for a new thread."""
-    pending = None
-    if checkpoint_id is None:  # the head, and what its unfinished step left, in one read
-        head, pending = await _blocking(direct, checkpointer.head_and_pending, thread_id)
-        if head is None:
-            return None
-        checkpoint_id = head
-    else:
-        head = await _blocking(direct, checkpointer.head, thread_id)
-        if await _blocking(direct, checkpointer.get, thread_id, checkpoint_id) is None:
-            raise InvalidUpdateError(
-                f"Thread {thread_id!r} has no checkpoint {checkpoint_id!r}; "
-                "see get_state_history() for its checkpoint ids",
-                node=START,
-            )
-    rebuild = partial(
-        load,
-        checkpointer,
-        engine.state,
-        thread_id,
-        checkpoint_id,
-        head=head,
-        cache=cache,
-        pending=pending,
-    )
-    return rebuild() if direct else await asyncio.to_thread(rebuild)
-
-
 def _unanswered_tool_calls(engine: Engine, values: dict[str, Any]) -> dict[str, list[Any]]:
     """Error ToolMessages for tool calls a new input would otherwise leave unanswered.
 
@@ -193,11 +158,13 @@ async def prepare_run(
     options: RunOptions,
     cache: ThreadCache | None = None,
     claim: RunLease | None = None,
+    loaded: Loaded | object | None = UNREAD,
 ) -> Run:
     """A run ready for the loop: state loaded or fresh, input applied, first tasks planned.
 
     `claim`: the thread's lease, for the input's write to take with it (see
-    `_engine.execute`).
+    `_engine.execute`). `loaded`: the thread's checkpoint as `_thread.opening`
+    read it with the lease (None: a new thread), or `UNREAD` to read it here.
     """
     state = engine.state
     run = Run(
@@ -240,9 +207,16 @@ async def prepare_run(
             node=START,
         )
     direct = options.inline_sync or getattr(checkpointer, "is_nonblocking", False)
-    loaded = await loaded_checkpoint(
-        engine, checkpointer, options.thread_id, options.checkpoint_id, direct=direct, cache=cache
-    )
+    if loaded is UNREAD:
+        loaded = await loaded_checkpoint(
+            state,
+            checkpointer,
+            options.thread_id,
+            options.checkpoint_id,
+            direct=direct,
+            cache=cache,
+        )
+    assert loaded is None or isinstance(loaded, Loaded)
     if loaded is None:
         # a new thread: the first write must find no head (another run may be creating it)
         cursor = Cursor(options.thread_id, expected=None)

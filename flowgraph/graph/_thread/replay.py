@@ -9,16 +9,18 @@ thread costs one look at its head instead of a replay.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite
-from flowgraph.errors import DeserializationError
+from flowgraph.errors import DeserializationError, InvalidUpdateError
 from flowgraph.graph._core.merge import apply_writes
 from flowgraph.graph._core.spec import Task, TaskResult
-from flowgraph.graph._core.types import MISSING
+from flowgraph.graph._core.types import MISSING, START
 from flowgraph.graph._thread.record import (
     Cursor,
     Loaded,
@@ -36,7 +38,7 @@ else:
 
     serde = LazyModule("flowgraph.checkpoint.serde")
 
-__all__ = ["ThreadCache", "load"]
+__all__ = ["ThreadCache", "load", "loaded_checkpoint"]
 
 
 def load(
@@ -196,3 +198,44 @@ class ThreadCache:
     def forget(self, thread_id: str) -> None:
         with self._lock:
             self._entries.pop(thread_id, None)
+
+
+async def _blocking(direct: bool, fn: Callable[..., Any], *args: Any) -> Any:
+    return fn(*args) if direct else await asyncio.to_thread(fn, *args)
+
+
+async def loaded_checkpoint(
+    state: StateAdapter,
+    checkpointer: BaseCheckpointer,
+    thread_id: str,
+    checkpoint_id: str | None,
+    *,
+    direct: bool,
+    cache: ThreadCache | None = None,
+) -> Loaded | None:
+    """The checkpoint (default: the thread's head) rebuilt, or None for a new thread."""
+    pending = None
+    if checkpoint_id is None:  # the head, and what its unfinished step left, in one read
+        head, pending = await _blocking(direct, checkpointer.head_and_pending, thread_id)
+        if head is None:
+            return None
+        checkpoint_id = head
+    else:
+        head = await _blocking(direct, checkpointer.head, thread_id)
+        if await _blocking(direct, checkpointer.get, thread_id, checkpoint_id) is None:
+            raise InvalidUpdateError(
+                f"Thread {thread_id!r} has no checkpoint {checkpoint_id!r}; "
+                "see get_state_history() for its checkpoint ids",
+                node=START,
+            )
+    rebuild = partial(
+        load,
+        checkpointer,
+        state,
+        thread_id,
+        checkpoint_id,
+        head=head,
+        cache=cache,
+        pending=pending,
+    )
+    return rebuild() if direct else await asyncio.to_thread(rebuild)
