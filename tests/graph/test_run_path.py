@@ -33,8 +33,8 @@ def room(filename: str) -> str | None:
     return parts[0] if parts[0].startswith("_") and len(parts) > 1 else "facade"
 
 
-def rooms_before_the_loop(run: Any) -> list[str]:
-    """The rooms the calls of `run()` enter, in order, until the run loop starts."""
+def entered_rooms(run: Any, *, until_loop: bool = True) -> list[str]:
+    """The rooms the calls of `run()` enter, in order (until the run loop starts)."""
     entered: list[str] = []
     done = False
 
@@ -43,7 +43,7 @@ def rooms_before_the_loop(run: Any) -> list[str]:
         if done or event != "call":
             return
         code = frame.f_code
-        if code.co_name == "run_loop" and code.co_filename == loop.__file__:
+        if until_loop and code.co_name == "run_loop" and code.co_filename == loop.__file__:
             done = True
             return
         where = room(code.co_filename)
@@ -55,7 +55,7 @@ def rooms_before_the_loop(run: Any) -> list[str]:
         run()
     finally:
         sys.setprofile(None)
-    assert done, "the run loop never started"
+    assert done or not until_loop, "the run loop never started"
     return entered
 
 
@@ -67,13 +67,13 @@ def test_a_resume_enters_each_room_at_most_three_times(tmp_path: Path) -> None:
     app = g.compile(checkpointer=SQLiteCheckpointer(tmp_path / "t.db"))
     app.invoke({"messages": [HumanMessage("hi")]}, thread_id="t")
 
-    entered = rooms_before_the_loop(lambda: app.invoke(None, thread_id="t"))
+    entered = entered_rooms(lambda: app.invoke(None, thread_id="t"))
 
     assert entered[:3] == ["facade", "_engine", "_thread"]
     assert max(Counter(entered).values()) <= 3, " -> ".join(entered)
 
 
-def test_the_trace_sees_a_room_entered_again(tmp_path: Path) -> None:
+def test_the_trace_sees_a_room_entered_again() -> None:
     def back_and_forth() -> None:
         from flowgraph.graph._engine import bridge
         from flowgraph.graph._thread import record
@@ -85,16 +85,6 @@ def test_the_trace_sees_a_room_entered_again(tmp_path: Path) -> None:
     async def _noop() -> None:
         return None
 
-    entered: list[str] = []
+    entered = entered_rooms(back_and_forth, until_loop=False)
 
-    def profile(frame: FrameType, event: str, arg: object) -> None:
-        where = room(frame.f_code.co_filename) if event == "call" else None
-        if where is not None and (not entered or entered[-1] != where):
-            entered.append(where)
-
-    sys.setprofile(profile)
-    try:
-        back_and_forth()
-    finally:
-        sys.setprofile(None)
     assert Counter(entered)["_thread"] == 3 and Counter(entered)["_engine"] == 3
