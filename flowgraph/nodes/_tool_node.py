@@ -228,7 +228,7 @@ class ToolNode:
         scope = current_task.get()
         # on a branch of a thread, a call another branch already ran takes its stored result
         stored = _from_origin(calls) if scope is not None and scope.reuse is not None else []
-        charge_tool_calls(len(calls) - len(stored) + stored.count(None))
+        charge_tool_calls(stored.count(None) if stored else len(calls))  # reused: not charged
         answers: list[Any] = stored or [None] * len(calls)
         keys = _once_keys(calls)
         waiting = [i for i, answer in enumerate(answers) if answer is None]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flowgraph._context import current_task, listening
@@ -65,13 +65,12 @@ class StoredAnswer:
     """The checkpoint whose step wrote the answer."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Reuse:
-    """What a branch's run may take instead of running a tool, and what it took."""
+    """What a branch's run may take instead of running a tool."""
 
     answers: dict[str, StoredAnswer]
     """By tool call id."""
-    used: list[StoredAnswer] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +226,6 @@ def answer_from_origin(call: ToolCall) -> ToolMessage | None:
     stored = reuse.answers.get(call.id)
     if stored is None or stored.name != call.name or stored.args != call.args:
         return None
-    reuse.used.append(stored)
     logger.info(
         "Reused the stored result of tool call %s (%s) from checkpoint %s instead of running "
         "it again (rerun_tool_calls=True runs it)",
