@@ -144,9 +144,9 @@ def die() -> None:
 
 def prepare(job: dict[str, Any], child: int) -> tuple[BaseCheckpointer, Log]:
     if job.get("no_redelivery"):
-        from flowgraph.graph._engine import setup as _start
+        from flowgraph.graph._thread import opening
 
-        _start._redelivered = lambda *args: False  # type: ignore[attr-defined]
+        opening._redelivered = lambda *args: False  # type: ignore[attr-defined]
     store = open_store(job)
     seed = job.get("seed", 0) * 1000 + child
     jitter = job.get("jitter")

@@ -10,13 +10,19 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from flowgraph._context import message_id_factory
-from flowgraph._ids import StepIds
+from flowgraph._ids import StepIds, scope_key
 
 if TYPE_CHECKING:
     from flowgraph.graph._core.schema import StateAdapter
     from flowgraph.graph._core.spec import TaskResult
 
-__all__ = ["apply_writes"]
+__all__ = ["apply_writes", "step_scope"]
+
+
+def step_scope(thread_id: str, parent_id: str | None) -> str:
+    """The id key of the step after `parent_id`: the same whichever run executes it, so a
+    retried or resumed step makes the same message and interrupt ids."""
+    return scope_key(thread_id, parent_id)
 
 
 def apply_writes(

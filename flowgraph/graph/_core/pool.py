@@ -21,7 +21,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, TypeVar
 
-__all__ = ["finish_off_loop", "run_in_thread"]
+__all__ = ["call_store", "finish_off_loop", "run_in_thread"]
 
 T = TypeVar("T")
 
@@ -162,3 +162,12 @@ async def finish_off_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with suppress(BaseException):  # the cancellation is what the caller gets
             await job
         raise
+
+
+async def call_store(direct: bool, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """A checkpointer call: from the run loop itself when `direct` (the sync API's own
+    loop, or a store that never blocks), else on a worker thread the caller's loop waits
+    for (`finish_off_loop`: a cancelled run still waits for its write to end)."""
+    if direct:
+        return fn(*args, **kwargs)
+    return await finish_off_loop(fn, *args, **kwargs)

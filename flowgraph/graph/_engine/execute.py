@@ -19,15 +19,8 @@ from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph._core.types import START, Command
 from flowgraph.graph._engine.loop import run_loop
 from flowgraph.graph._engine.setup import RunOptions, prepare_run
-from flowgraph.graph._thread.lease import (
-    LeaseHeld,
-    RunLease,
-    claim_taken,
-    drop_claim,
-    enter_claim,
-    release,
-)
-from flowgraph.graph._thread.opening import open_thread
+from flowgraph.graph._thread.lease import LeaseHeld, drop_claim, release
+from flowgraph.graph._thread.opening import ThreadRequest, open_thread
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
@@ -84,36 +77,36 @@ async def _leased(
         bound = _bind(store, options)
     try:
         if checkpointer is None or options.thread_id is None:
-            run = await prepare_run(engine, checkpointer, input, options, cache)
+            run = await prepare_run(engine, checkpointer, input, options)
             await run_loop(engine, run)
             return run
-        direct = direct_store_calls(checkpointer, options)
-        claimed = None
+        claims = False  # a caller's run id may be a retried delivery: it claims first
         if options.run_id is None:
             options.run_id = uuid.uuid4().hex
-            if _input_claims(engine, checkpointer, input, options):
-                claimed = await _claiming(engine, checkpointer, input, options, cache)
-        if claimed is not None:
-            run, lease = claimed
+            claims = _input_claims(engine, checkpointer, input, options)
+        request = ThreadRequest(
+            thread_id=options.thread_id,
+            run_id=options.run_id,
+            checkpoint_id=options.checkpoint_id,
+            input=input,
+            wait=options.wait,
+            direct=direct_store_calls(checkpointer, options),
+            cache=cache,
+            claim_with_input=claims,
+            rerun_tool_calls=options.rerun_tool_calls,
+        )
+        claimed = await _claiming(engine, checkpointer, input, options, request) if claims else None
+        if claimed is None:
+            request.claim_with_input = False
+            leased = await _opening(engine, checkpointer, input, options, request)
         else:
-            lease, loaded = await open_thread(
-                checkpointer,
-                engine.state,
-                options.thread_id,
-                options.run_id,
-                options.checkpoint_id,
-                wait=options.wait,
-                direct=direct,
-                cache=cache,
-            )
+            leased = claimed
         try:
-            if claimed is None:
-                run = await prepare_run(engine, checkpointer, input, options, cache, loaded=loaded)
-                run.lease = lease
-            await run_loop(engine, run)
-            return run
+            await run_loop(engine, leased)
+            return leased
         finally:
-            await release(lease, direct=direct)
+            assert leased.lease is not None
+            await release(leased.lease, direct=request.direct)
     finally:
         if bound is not None:
             _unbind(bound)
@@ -139,37 +132,58 @@ def _input_claims(
     )
 
 
+async def _opening(
+    engine: Engine,
+    checkpointer: BaseCheckpointer,
+    input: Any,
+    options: RunOptions,
+    request: ThreadRequest,
+) -> Run:
+    """`prepare_run` on a thread opened the usual way: its lease taken first."""
+    opened = await open_thread(checkpointer, engine.state, engine.plan.nodes, request)
+    assert opened is not None  # only a claim taken with the input comes back empty
+    try:
+        run = await prepare_run(engine, checkpointer, input, options, opened)
+    except BaseException:
+        await release(opened.lease, direct=request.direct)
+        raise
+    run.lease = opened.lease
+    return run
+
+
 async def _claiming(
     engine: Engine,
     checkpointer: BaseCheckpointer,
     input: Any,
     options: RunOptions,
-    cache: ThreadCache | None,
-) -> tuple[Run, RunLease] | None:
+    request: ThreadRequest,
+) -> Run | None:
     """`prepare_run` whose input write takes the lease: one store write, not two.
 
     None when the thread turned out busy, or its head moved between this
-    run's read and its write (nothing was stored): the run then claims the
-    thread first, as any other does.
+    run's read and its write (nothing was stored), or the input turned out
+    to be in the thread already: the run then claims the thread first, as
+    any other does.
     """
-    assert options.thread_id is not None and options.run_id is not None
-    lease = enter_claim(checkpointer, options.thread_id, options.run_id)
-    if lease is None:
+    opened = await open_thread(checkpointer, engine.state, engine.plan.nodes, request)
+    if opened is None:
+        return None
+    if opened.redelivered:  # nothing to write, so no write to take the lease with
+        drop_claim(opened.lease, stored=False)
         return None
     try:
-        run = await prepare_run(engine, checkpointer, input, options, cache, claim=lease)
+        run = await prepare_run(engine, checkpointer, input, options, opened)
     except (LeaseHeld, ConcurrentRunError):
-        drop_claim(lease, stored=False)
+        drop_claim(opened.lease, stored=False)
         return None
     except BaseException:
-        drop_claim(lease, stored=True)
+        drop_claim(opened.lease, stored=True)
         raise
-    if run.saver is None or run.saver.claim is not None:  # no write took it: should not be
-        drop_claim(lease, stored=False)
+    if opened.saver.claim is not None:  # no write took it: should not be
+        drop_claim(opened.lease, stored=False)
         return None
-    claim_taken(lease)
-    run.lease = lease
-    return run, lease
+    run.lease = opened.lease
+    return run
 
 
 def _bind(store: Any, options: RunOptions) -> tuple[Token[Any] | None, Token[Any]]:

@@ -8,9 +8,7 @@ of those that already finished.
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,30 +18,21 @@ from pydantic import BaseModel
 from flowgraph._context import RunInfo, RunUsage, message_id_factory
 from flowgraph._ids import deterministic_id_factory, random_scope_key
 from flowgraph.errors import InvalidUpdateError
-from flowgraph.graph._core.merge import apply_writes
+from flowgraph.graph._core.merge import apply_writes, step_scope
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._core.types import MISSING, START, Budget, Command, Send, StreamPart
 from flowgraph.graph._engine.loop import _command_writes, start_tasks
 from flowgraph.graph._engine.run import PASSED_UP, Engine, Run
 from flowgraph.graph._engine.superstep import next_tasks
-from flowgraph.graph._thread.lease import RunLease
-from flowgraph.graph._thread.record import Cursor, Loaded, PendingTask, step_scope
-from flowgraph.graph._thread.replay import ThreadCache, loaded_checkpoint
-from flowgraph.graph._thread.reuse import stored_answers
-from flowgraph.graph._thread.saver import Saver
-from flowgraph.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from flowgraph.messages import AIMessage, ToolMessage
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
     from flowgraph.graph._core.schema import StateAdapter
+    from flowgraph.graph._thread.opening import Opened
+    from flowgraph.graph._thread.record import Loaded, PendingTask
 
-__all__ = ["UNREAD", "RunOptions", "prepare_run"]
-
-UNREAD: object = object()
-"""`prepare_run(loaded=UNREAD)`: the run reads its thread itself."""
-
-_MESSAGE_TYPES = frozenset({HumanMessage, AIMessage, SystemMessage, ToolMessage})
-"""The message classes an input may carry with an id of its own (see `_redelivered`)."""
+__all__ = ["RunOptions", "prepare_run"]
 
 CANCELLED_TOOL_CALL = (
     "Cancelled: the conversation moved on before this tool call ran, so it has no result."
@@ -115,10 +104,6 @@ def _input_writes(engine: Engine, input: Any) -> dict[str, Any]:
     )
 
 
-async def _blocking(direct: bool, fn: Callable[..., Any], *args: Any) -> Any:
-    return fn(*args) if direct else await asyncio.to_thread(fn, *args)
-
-
 def _unanswered_tool_calls(engine: Engine, values: dict[str, Any]) -> dict[str, list[Any]]:
     """Error ToolMessages for tool calls a new input would otherwise leave unanswered.
 
@@ -156,15 +141,12 @@ async def prepare_run(
     checkpointer: BaseCheckpointer | None,
     input: Any,
     options: RunOptions,
-    cache: ThreadCache | None = None,
-    claim: RunLease | None = None,
-    loaded: Loaded | object | None = UNREAD,
+    opened: Opened | None = None,
 ) -> Run:
     """A run ready for the loop: state loaded or fresh, input applied, first tasks planned.
 
-    `claim`: the thread's lease, for the input's write to take with it (see
-    `_engine.execute`). `loaded`: the thread's checkpoint as `_thread.opening`
-    read it with the lease (None: a new thread), or `UNREAD` to read it here.
+    `opened`: the run's thread as `_thread.opening` opened it (lease, checkpoint,
+    writer); None for a run without a thread.
     """
     state = engine.state
     run = Run(
@@ -188,7 +170,13 @@ async def prepare_run(
     resuming = input is None or (command is not None and command.has_resume)
     if command is not None and command.update is None and not command.goto:
         command = None  # a plain resume (or an empty Command, refused below)
-    if checkpointer is None:
+    if opened is None:
+        if checkpointer is not None:
+            raise InvalidUpdateError(
+                "This graph keeps checkpoints: pass thread_id=... (any string naming the "
+                "conversation) to invoke() or stream()",
+                node=START,
+            )
         if resuming:
             raise InvalidUpdateError(
                 "Resuming (invoke(None) or Command(resume=...)) needs a checkpointer and a "
@@ -200,72 +188,15 @@ async def prepare_run(
         else:
             await _apply_input(engine, run, input, step=0)
         return run
-    if options.thread_id is None:
-        raise InvalidUpdateError(
-            "This graph keeps checkpoints: pass thread_id=... (any string naming the "
-            "conversation) to invoke() or stream()",
-            node=START,
-        )
-    direct = options.inline_sync or getattr(checkpointer, "is_nonblocking", False)
-    if loaded is UNREAD:
-        loaded = await loaded_checkpoint(
-            state,
-            checkpointer,
-            options.thread_id,
-            options.checkpoint_id,
-            direct=direct,
-            cache=cache,
-        )
-    assert loaded is None or isinstance(loaded, Loaded)
-    if loaded is None:
-        # a new thread: the first write must find no head (another run may be creating it)
-        cursor = Cursor(options.thread_id, expected=None)
-    else:
-        cursor = loaded.cursor
+    assert options.thread_id is not None
+    loaded, forking = opened.loaded, opened.forking
+    if loaded is not None:
         run.values = loaded.values
         run.step = loaded.record.step
         run.join_seen = loaded.joins
-    forking = loaded is not None and loaded.record.checkpoint_id != cursor.expected
-    if (
-        options.run_id is not None
-        and loaded is not None
-        and not forking
-        and loaded.metadata.get("run_id") == options.run_id
-    ):
-        # The same run delivered again (a task queue's retry): its input is already in
-        # the thread, so go on from where it got to; the compare-and-set on this head
-        # keeps a delivery still running elsewhere from interleaving with this one.
+    if opened.redelivered:
         input, command, resuming = None, None, True
-    elif loaded is not None and not forking and not resuming and command is None:
-        if _redelivered(engine, loaded.values, input):
-            # The input is in the thread already (see _redelivered): it was taken before,
-            # by this caller or a racing one, so its turn is not run a second time.
-            input, resuming = None, True
-    branch = forking or (loaded is not None and bool(loaded.metadata.get("branch")))
-    run.saver = Saver(
-        checkpointer,
-        state,
-        cursor,
-        run_id=options.run_id or uuid.uuid4().hex,
-        direct=direct,
-        cache=cache,
-        fork=forking,
-        branch=branch,
-        claim=claim,
-    )
-    if branch and (resuming or command is not None) and not options.rerun_tool_calls:
-        assert loaded is not None  # a branch starts from a stored checkpoint
-        run.reuse = await _blocking(
-            direct,
-            stored_answers,
-            checkpointer,
-            state,
-            engine.plan.nodes,
-            options.thread_id,
-            loaded.record.checkpoint_id,
-            loaded.values,
-            frozenset(loaded.cursor.keys.values()),
-        )
+    run.saver, run.reuse, run.scope = opened.saver, opened.reuse, opened.scope
     if command is not None:
         # a routed input: its update is a step of its own, its goto the next tasks (with
         # whatever the thread still had to do), then the thread goes on as a resume does
@@ -287,42 +218,6 @@ async def prepare_run(
     patches = _unanswered_tool_calls(engine, run.values) if loaded is not None else {}
     await _apply_input(engine, run, input, step=run.step + 1 if loaded else 0, patches=patches)
     return run
-
-
-def _redelivered(engine: Engine, values: dict[str, Any], input: Any) -> bool:
-    """Whether a new input is one the thread took already: a redelivery, not a new turn.
-
-    So it is when the input carries messages, each with its own id, each of them
-    already in the thread with that id and the same content, and nothing else. Two
-    workers that read the same head and send the same next message (same id) then
-    make one turn, whichever writes first: the other's input finds its message in
-    the thread and resumes instead (a no-op when the turn finished). An edit (same
-    id, new content) and an input without ids apply as usual.
-    """
-    if type(input) is dict:  # the usual input: no copy, no ABC check
-        writes = input
-    elif isinstance(input, (Mapping, BaseModel)):
-        writes = _input_writes(engine, input)
-    else:
-        return False
-    fields = engine.state.message_fields
-    if not writes or not fields.issuperset(writes):
-        return False
-    for key, given in writes.items():
-        items = given if isinstance(given, (list, tuple)) else [given]
-        if not items or None in map(_own_id, items):
-            return False  # the usual new input: answered before the thread's messages are read
-        stored = {m.id: m for m in values.get(key) or ()}
-        if any(stored.get(item.id) != item for item in items):
-            return False
-    return True
-
-
-def _own_id(item: Any) -> str | None:
-    """The id a message the caller built carries (None for tuples, dicts, strings), by
-    exact type: every new input on a continued thread asks, so no isinstance through
-    pydantic's metaclass."""
-    return getattr(item, "id", None) if type(item) in _MESSAGE_TYPES else None
 
 
 def _nothing_to_resume(thread_id: str) -> InvalidUpdateError:
@@ -435,8 +330,6 @@ async def _apply_input(
 ) -> None:
     """Merge the input as the step before the first node runs (checkpointed as 'input')."""
     state = engine.state
-    if run.saver is not None:
-        run.scope = run.saver.step_scope()
     writes = _input_writes(engine, input)
     token = message_id_factory.set(deterministic_id_factory(run.scope, step, 0))
     try:
@@ -494,8 +387,6 @@ async def _apply_command(engine: Engine, run: Run, command: Command, loaded: Loa
     """
     state = engine.state
     step = run.step + 1 if loaded is not None else 0
-    if run.saver is not None:
-        run.scope = run.saver.step_scope()
     update = command.update
     if update is not None and not isinstance(update, (Mapping, list, tuple)):
         raise InvalidUpdateError(

@@ -53,10 +53,9 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from flowgraph.checkpoint._lease import (
     DEFAULT_LEASE_S,
@@ -66,7 +65,7 @@ from flowgraph.checkpoint._lease import (
 )
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.errors import ConcurrentRunError
-from flowgraph.graph._core.pool import finish_off_loop
+from flowgraph.graph._core.pool import call_store
 
 __all__ = [
     "LeaseHeld",
@@ -238,12 +237,6 @@ def _busy(thread_id: str, holder: str | None, waited: float | None) -> Concurren
     )
 
 
-async def _call(direct: bool, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    if direct:
-        return fn(*args, **kwargs)
-    return await finish_off_loop(fn, *args, **kwargs)
-
-
 async def claim(
     checkpointer: BaseCheckpointer,
     thread_id: str,
@@ -346,9 +339,9 @@ async def _acquire(lease: RunLease, direct: bool) -> str | None:
     """Ask the store for the lease, taking over a dead holder; the live holder's run id."""
     store, owner = lease.checkpointer, process_owner()
     args = (lease.thread_id, lease.run_id, owner, lease.lease_s)
-    holder = await _call(direct, store.acquire_lease, *args)
+    holder = await call_store(direct, store.acquire_lease, *args)
     if holder is not None and _is_dead(holder):
-        holder = await _call(direct, store.acquire_lease, *args, takeover=holder)
+        holder = await call_store(direct, store.acquire_lease, *args, takeover=holder)
     return None if holder is None else holder.run_id
 
 
@@ -356,7 +349,7 @@ async def release(lease: RunLease, *, direct: bool = False) -> None:
     """Give the thread back (a lost lease is not ours to give back)."""
     _registry.remove(lease)
     if not lease.lost and not lease.released:
-        await _call(
+        await call_store(
             direct,
             lease.checkpointer.release_lease,
             lease.thread_id,

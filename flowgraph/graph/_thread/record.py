@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from flowgraph._ids import scope_key
 from flowgraph._lazy import LazyModule
 from flowgraph.checkpoint.base import (
     BaseCheckpointer,
@@ -34,6 +33,7 @@ from flowgraph.checkpoint.base import (
 )
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.graph._core.interrupt import Pause
+from flowgraph.graph._core.merge import step_scope
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._core.types import MISSING, START, Interrupt, Send, StateSnapshot
 from flowgraph.messages import RemoveMessage
@@ -184,11 +184,6 @@ def snapshot_of(loaded: Loaded, state: StateAdapter) -> StateSnapshot:
         interrupts=tuple(i for p in loaded.pending.values() for i in p.interrupts),
         thread_id=record.thread_id,
     )
-
-
-def step_scope(thread_id: str, parent_id: str | None) -> str:
-    """The id key of the step after `parent_id`: the same whichever run executes it."""
-    return scope_key(thread_id, parent_id)
 
 
 def _encode_writes(

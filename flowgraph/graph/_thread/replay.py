@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite
 from flowgraph.errors import DeserializationError, InvalidUpdateError
 from flowgraph.graph._core.merge import apply_writes
+from flowgraph.graph._core.pool import call_store
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._core.types import MISSING, START
 from flowgraph.graph._thread.record import (
@@ -200,10 +201,6 @@ class ThreadCache:
             self._entries.pop(thread_id, None)
 
 
-async def _blocking(direct: bool, fn: Callable[..., Any], *args: Any) -> Any:
-    return fn(*args) if direct else await asyncio.to_thread(fn, *args)
-
-
 async def loaded_checkpoint(
     state: StateAdapter,
     checkpointer: BaseCheckpointer,
@@ -216,13 +213,13 @@ async def loaded_checkpoint(
     """The checkpoint (default: the thread's head) rebuilt, or None for a new thread."""
     pending = None
     if checkpoint_id is None:  # the head, and what its unfinished step left, in one read
-        head, pending = await _blocking(direct, checkpointer.head_and_pending, thread_id)
+        head, pending = await call_store(direct, checkpointer.head_and_pending, thread_id)
         if head is None:
             return None
         checkpoint_id = head
     else:
-        head = await _blocking(direct, checkpointer.head, thread_id)
-        if await _blocking(direct, checkpointer.get, thread_id, checkpoint_id) is None:
+        head = await call_store(direct, checkpointer.head, thread_id)
+        if await call_store(direct, checkpointer.get, thread_id, checkpoint_id) is None:
             raise InvalidUpdateError(
                 f"Thread {thread_id!r} has no checkpoint {checkpoint_id!r}; "
                 "see get_state_history() for its checkpoint ids",

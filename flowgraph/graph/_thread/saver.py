@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from flowgraph._context import RunUsage
 from flowgraph.checkpoint._lease import process_owner
 from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite
-from flowgraph.graph._core.pool import finish_off_loop
+from flowgraph.graph._core.pool import call_store
 from flowgraph.graph._core.spec import Task, TaskResult
-from flowgraph.graph._thread.lease import LeaseHeld
+from flowgraph.graph._thread.lease import LeaseHeld, claim_taken
 from flowgraph.graph._thread.record import (
     Cursor,
     PendingTask,
@@ -76,8 +76,7 @@ class Saver:
         return step_scope(self.cursor.thread_id, self.cursor.head)
 
     async def _call(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        """A store call: from the run loop when `direct`, else on a worker thread."""
-        return fn(*args, **kwargs) if self.direct else await finish_off_loop(fn, *args, **kwargs)
+        return await call_store(self.direct, fn, *args, **kwargs)
 
     async def save_step(
         self,
@@ -131,6 +130,7 @@ class Saver:
             )
             if holder is not None:
                 raise LeaseHeld(holder)
+            claim_taken(claim)  # renewed from now on
         elif release is not None and not release.lost:
             release.released = await self._call(
                 store.put_and_release,
