@@ -154,7 +154,7 @@ def main() -> int:
     ]:
         print(f"[{thread}] user > {text}")
         turn = {"messages": [HumanMessage(text)]}
-        for part in agent.stream(turn, thread_id=thread, context=User("ada")):
+        for part in agent.stream(turn, thread_id=thread, context=User("ada"), mode="updates"):
             for message in part.data.get("messages", []):
                 if message.type == "ai" and message.tool_calls:
                     for call in message.tool_calls:

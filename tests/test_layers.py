@@ -169,6 +169,8 @@ GRAPH_ROOMS: dict[str, int] = {
     "flowgraph.graph._config": 3,
     "flowgraph.graph._thread_api": 3,
     "flowgraph.graph._items": 3,
+    "flowgraph.graph._streams": 3,
+    "flowgraph.graph._events": 3,
     "flowgraph.graph._diagrams": 3,
     "flowgraph.graph._definition": 4,
     "flowgraph.graph._functional": 5,

@@ -7,11 +7,9 @@ the state API reads and writes the thread's checkpoints.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import threading
 from collections.abc import (
-    AsyncGenerator,
     AsyncIterator,
     Callable,
     Coroutine,
@@ -19,9 +17,8 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import suppress
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypedDict, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.graph._config import read_config
@@ -40,7 +37,16 @@ from flowgraph.graph._engine.run import Engine, Run
 from flowgraph.graph._engine.setup import RunOptions
 from flowgraph.graph._engine.subgraph import subgraph_node
 from flowgraph.graph._engine.superstep import Plan
-from flowgraph.graph._items import LangGraphItems
+from flowgraph.graph._events import V3_MODES, AsyncRunStream, RunStream
+from flowgraph.graph._items import StreamVersion
+from flowgraph.graph._streams import (
+    HitMarks,
+    Invoked,
+    MarkingCache,
+    StreamKeywords,
+    stream_parts,
+    stream_settings,
+)
 from flowgraph.graph._thread.replay import ThreadCache
 from flowgraph.graph._thread_api import ThreadAPI
 
@@ -52,37 +58,6 @@ if TYPE_CHECKING:
     from flowgraph.graph._core.spec import GraphSpec
 
 __all__ = ["CompiledGraph"]
-
-_MODES = frozenset({"updates", "values", "messages", "custom", "events"})
-_DONE: Any = object()
-
-
-def _modes(mode: StreamMode | Sequence[StreamMode]) -> frozenset[str]:
-    modes = frozenset([mode] if isinstance(mode, str) else mode)
-    unknown = modes - _MODES
-    if unknown or not modes:
-        raise ValueError(
-            f"Unknown stream mode(s) {sorted(unknown)}; use one or more of {sorted(_MODES)}"
-        )
-    return modes
-
-
-class StreamKeywords(TypedDict, total=False):
-    """The keywords `stream` and `astream` take besides their modes (for their overloads)."""
-
-    subgraphs: bool
-    thread_id: str | None
-    checkpoint_id: str | None
-    recursion_limit: int
-    budget: Budget | None
-    interrupt_before: Sequence[str] | None
-    interrupt_after: Sequence[str] | None
-    wait: bool | float
-    run_id: str | None
-    stop: threading.Event | None
-    context: Any
-    configurable: Mapping[str, Any] | None
-    rerun_tool_calls: bool
 
 
 def _names(nodes: Sequence[str]) -> frozenset[str]:
@@ -114,7 +89,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         """The `StateGraph` this app was compiled from (`app.builder.compile(...)` makes
         another app of it); typed Any since the builder imports this module."""
         plan = Plan(spec)
-        plan.nodes = cached_nodes(plan.nodes, cache)
+        plan.nodes = cached_nodes(plan.nodes, None if cache is None else MarkingCache(cache))
         remaining = tuple(k for k, kind in spec.state.managed.items() if kind == "remaining_steps")
         self.engine = Engine(plan, spec.state, name, remaining)
         self.checkpointer = checkpointer
@@ -230,6 +205,12 @@ class CompiledGraph(ThreadAPI, Diagrams):
             out = with_interrupts(out, run.interrupts)
         return out
 
+    def _returned(self, invoked: Invoked, run: Run) -> Any:
+        """What `invoke` returns: the state (v1, see `_output`) or a `GraphOutput` (v2)."""
+        if invoked.version == "v1":
+            return self._output(run)
+        return invoked.final(self.engine.state.output(run.values), tuple(run.interrupts))
+
     async def ainvoke(
         self,
         input: Any,
@@ -247,6 +228,8 @@ class CompiledGraph(ThreadAPI, Diagrams):
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
         rerun_tool_calls: bool = False,
+        stream_mode: StreamMode | Sequence[StreamMode] = "values",
+        version: StreamVersion = "v1",
     ) -> Any:
         """`invoke` from async code: the same arguments, the same result."""
         options = self._options(
@@ -264,7 +247,11 @@ class CompiledGraph(ThreadAPI, Diagrams):
         )
         if config is not None or context is not None or configurable or thread_id is not None:
             self._configure(options, config, context, configurable)
-        return self._output(await self._run(input, options))
+        invoked = Invoked(stream_mode, version)
+        if invoked.chunks:
+            options = replace(options, inline_sync=False)
+            return [i async for i in self._parts(input, options, None, stream_mode, False, version)]
+        return self._returned(invoked, await self._run(input, options))
 
     def invoke(
         self,
@@ -283,6 +270,8 @@ class CompiledGraph(ThreadAPI, Diagrams):
         context: Any = None,
         configurable: Mapping[str, Any] | None = None,
         rerun_tool_calls: bool = False,
+        stream_mode: StreamMode | Sequence[StreamMode] = "values",
+        version: StreamVersion = "v1",
     ) -> Any:
         """Run the graph and return the state (in the schema's type) where it stopped.
 
@@ -303,7 +292,10 @@ class CompiledGraph(ThreadAPI, Diagrams):
         `configurable` values (also given as `configurable=`) reach nodes that
         take a `config` parameter, and `context` those that take a `runtime`.
         A run that paused at `interrupt()` returns its interrupts under
-        `"__interrupt__"` (see `with_interrupts`).
+        `"__interrupt__"` (see `with_interrupts`). As in LangGraph,
+        `version="v2"` returns a `GraphOutput` (`.value`, `.interrupts`)
+        instead, and a `stream_mode` other than "values" the list of the
+        items `stream()` would yield.
         """
         options = self._options(
             thread_id=thread_id,
@@ -320,78 +312,34 @@ class CompiledGraph(ThreadAPI, Diagrams):
         )
         if config is not None or context is not None or configurable or thread_id is not None:
             self._configure(options, config, context, configurable)
-        return self._output(run_sync(self._run(input, options), direct=self.engine.plan.all_sync))
+        invoked = Invoked(stream_mode, version)
+        if invoked.chunks:  # LangGraph's list of the stream's items
+            closed = threading.Event()
+            options = replace(options, inline_sync=False, closed=closed)
+            parts = self._parts(input, options, None, stream_mode, False, version)
+            return list(iterate_sync(parts, on_close=closed.set))
+        run = run_sync(self._run(input, options), direct=self.engine.plan.all_sync)
+        return self._returned(invoked, run)
 
-    async def _astream(self, input: Any, options: RunOptions) -> AsyncGenerator[StreamPart, None]:
-        """The run as it happens, one step at a time as the reader asks for more.
-
-        A step starts only when the reader has taken every part of the steps
-        before and asks for the next one (tokens and custom data still flow
-        while a step runs); a reader that stops, or closes the stream, stops
-        the run before its next step.
-        """
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        loop_thread = threading.get_ident()
-
-        def sink(part: StreamPart) -> None:
-            if threading.get_ident() == loop_thread:
-                queue.put_nowait(part)
-            else:  # a sync node streaming tokens from its worker thread
-                loop.call_soon_threadsafe(queue.put_nowait, part)
-
-        closed = options.closed or threading.Event()
-        asking = asyncio.Event()
-        """Set while the reader waits for a part and none is queued."""
-
-        async def caught_up() -> None:
-            while not (asking.is_set() and queue.empty()):
-                if asking.is_set():
-                    await asyncio.sleep(0)  # a part is on its way to the waiting reader
-                else:
-                    await asking.wait()
-
-        options = replace(options, sink=sink, closed=closed, caught_up=caught_up)
-        runner = asyncio.create_task(self._run(input, options))
-        runner.add_done_callback(lambda _: queue.put_nowait(_DONE))
-        try:
-            while True:
-                if queue.empty():
-                    asking.set()
-                part = await queue.get()
-                asking.clear()
-                if part is _DONE:
-                    break
-                yield part
-            await runner
-        finally:
-            closed.set()
-            if not runner.done():
-                runner.cancel()
-                with suppress(asyncio.CancelledError):
-                    await runner
-
-    def _streaming(
+    def _parts(
         self,
+        input: Any,
         options: RunOptions,
         mode: StreamMode | Sequence[StreamMode] | None,
         stream_mode: StreamMode | Sequence[StreamMode] | None,
         subgraphs: bool,
-    ) -> tuple[RunOptions, LangGraphItems | None]:
-        """The run's stream settings, and LangGraph's item shapes when `stream_mode` asks."""
-        if stream_mode is None:
-            return replace(options, modes=_modes(mode or "updates"), subgraphs=subgraphs), None
-        if mode is not None:
-            raise TypeError(
-                "stream() takes mode= (flowgraph's StreamParts) or stream_mode= (LangGraph's "
-                "dicts and tuples), not both"
-            )
-        items = LangGraphItems(stream_mode, subgraphs=subgraphs, thread_id=options.thread_id)
-        # LangGraph streams a subgraph's tokens and custom data only with subgraphs=True
-        shaped = replace(
-            options, modes=items.engine_modes, subgraphs=subgraphs, passed_up=frozenset()
-        )
-        return shaped, items
+        version: StreamVersion,
+    ) -> AsyncIterator[Any]:
+        """The run's parts (`mode=`), or LangGraph's items (see `_streams.stream_settings`)."""
+        options, items = stream_settings(options, mode, stream_mode, subgraphs, version)
+
+        def start(shaped: RunOptions) -> Coroutine[Any, Any, Run]:
+            return self._run(input, shaped)
+
+        if items is None:
+            return stream_parts(start, options)
+        marks = HitMarks(items) if self.cache is not None else None
+        return items.translate(stream_parts(start, options, marks))
 
     @overload
     def astream(
@@ -399,7 +347,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         input: Any,
         config: Mapping[str, Any] | None = None,
         *,
-        mode: StreamMode | Sequence[StreamMode] | None = None,
+        mode: StreamMode | Sequence[StreamMode],
         stream_mode: None = None,
         **options: Unpack[StreamKeywords],
     ) -> AsyncIterator[StreamPart]: ...
@@ -411,7 +359,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         config: Mapping[str, Any] | None = None,
         *,
         mode: None = None,
-        stream_mode: StreamMode | Sequence[StreamMode],
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
         **options: Unpack[StreamKeywords],
     ) -> AsyncIterator[Any]: ...
 
@@ -423,6 +371,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         mode: StreamMode | Sequence[StreamMode] | None = None,
         stream_mode: StreamMode | Sequence[StreamMode] | None = None,
         subgraphs: bool = False,
+        version: StreamVersion = "v1",
         thread_id: str | None = None,
         checkpoint_id: str | None = None,
         recursion_limit: int = 100,
@@ -452,9 +401,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         )
         if config is not None or context is not None or configurable or thread_id is not None:
             self._configure(options, config, context, configurable)
-        options, items = self._streaming(options, mode, stream_mode, subgraphs)
-        parts = self._astream(input, options)
-        return parts if items is None else items.translate(parts)
+        return self._parts(input, options, mode, stream_mode, subgraphs, version)
 
     @overload
     def stream(
@@ -462,7 +409,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         input: Any,
         config: Mapping[str, Any] | None = None,
         *,
-        mode: StreamMode | Sequence[StreamMode] | None = None,
+        mode: StreamMode | Sequence[StreamMode],
         stream_mode: None = None,
         **options: Unpack[StreamKeywords],
     ) -> Iterator[StreamPart]: ...
@@ -474,7 +421,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         config: Mapping[str, Any] | None = None,
         *,
         mode: None = None,
-        stream_mode: StreamMode | Sequence[StreamMode],
+        stream_mode: StreamMode | Sequence[StreamMode] | None = None,
         **options: Unpack[StreamKeywords],
     ) -> Iterator[Any]: ...
 
@@ -486,6 +433,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         mode: StreamMode | Sequence[StreamMode] | None = None,
         stream_mode: StreamMode | Sequence[StreamMode] | None = None,
         subgraphs: bool = False,
+        version: StreamVersion = "v1",
         thread_id: str | None = None,
         checkpoint_id: str | None = None,
         recursion_limit: int = 100,
@@ -501,11 +449,13 @@ class CompiledGraph(ThreadAPI, Diagrams):
     ) -> Iterator[Any]:
         """Run the graph, yielding what happens as it happens, step by step.
 
-        With `mode=` (default "updates"; or a list of modes) each item is a
-        `StreamPart(mode, step, node, data, namespace)`; with LangGraph's
-        `stream_mode=` each item has LangGraph's shape (a dict per step,
-        `(chunk, metadata)` for "messages", `(mode, chunk)` for a list of
-        modes, `(namespace, ...)` with `subgraphs=True`). The stream is lazy:
+        Called as LangGraph code calls it (no `mode=`), each item has
+        LangGraph's shape: with its `stream_mode=` (default "updates") a dict
+        per step, `(chunk, metadata)` for "messages", `(mode, chunk)` for a
+        list of modes, `(namespace, ...)` with `subgraphs=True`, and with
+        `version="v2"` its typed parts `{"type", "ns", "data"}`. With
+        flowgraph's `mode=` (one mode or a list) each item is a
+        `StreamPart(mode, step, node, data, namespace)`. The stream is lazy:
         a step starts only once the reader has taken the items of the steps
         before it, and breaking out of the loop stops the run. `config`,
         `context` and `configurable` as for `invoke`.
@@ -526,11 +476,57 @@ class CompiledGraph(ThreadAPI, Diagrams):
         if config is not None or context is not None or configurable or thread_id is not None:
             self._configure(options, config, context, configurable)
         closed = threading.Event()
-        options, items = self._streaming(
-            replace(options, closed=closed), mode, stream_mode, subgraphs
-        )
-        parts = self._astream(input, options)
-        return iterate_sync(parts if items is None else items.translate(parts), on_close=closed.set)
+        options = replace(options, closed=closed)
+        parts = self._parts(input, options, mode, stream_mode, subgraphs, version)
+        return iterate_sync(parts, on_close=closed.set)
+
+    def stream_events(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        version: str = "v3",
+        **options: Any,
+    ) -> RunStream:
+        """LangGraph 1.2's `stream_events(..., version="v3")`: a run read by projections.
+
+        `run.values`, `run.messages` (one stream per model reply, with its
+        `.text` tokens), `run.subgraphs`, and `run.output`, `run.interrupted`,
+        `run.interrupts`; see `_events.RunStream`. The other keywords are
+        `stream`'s.
+        """
+        modes = self._v3(version, options)
+        parts = self.stream(input, config, mode=modes, subgraphs=True, **options)
+        stream: RunStream = RunStream.start(parts)
+        return stream
+
+    async def astream_events(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        version: str = "v3",
+        **options: Any,
+    ) -> AsyncRunStream:
+        """`stream_events` for async code: `run = await app.astream_events(..., version="v3")`,
+        then `async for` over its projections and `await run.output()`."""
+        modes = self._v3(version, options)
+        parts = self.astream(input, config, mode=modes, subgraphs=True, **options)
+        stream: AsyncRunStream = AsyncRunStream.start(parts)
+        return stream
+
+    @staticmethod
+    def _v3(version: str, options: Mapping[str, Any]) -> list[StreamMode]:
+        """The modes a v3 run streams; it always streams its subgraphs."""
+        if version != "v3":
+            raise ValueError(
+                f"stream_events(version={version!r}): flowgraph has LangGraph's version='v3' "
+                "run stream; for node and model events use stream(..., mode='events')"
+            )
+        for name in ("stream_mode", "subgraphs", "mode"):
+            if name in options:
+                raise TypeError(f"stream_events(version='v3') takes no {name}=: it sets it")
+        return list(V3_MODES)
 
     def with_checkpointer(self, checkpointer: BaseCheckpointer | None) -> CompiledGraph:
         """A copy of this app that keeps its threads in `checkpointer` instead.

@@ -4,14 +4,16 @@ flowgraph streams `StreamPart`s. A program ported from LangGraph iterates
 what LangGraph yields instead: a dict per step for "updates" and "values",
 a `(message, metadata)` pair for "messages", the written value for
 "custom"; `(mode, chunk)` when the modes are given as a list; and the
-namespace in front with `subgraphs=True`. This module turns the one into
-the other, as a reader of the parts: the engine runs the same either way.
+namespace in front with `subgraphs=True`; with `version="v2"` each item
+is LangGraph 1.1's typed part, a dict `{"type", "ns", "data"}` ("values"
+adds `"interrupts"`). This module turns the one into the other, as a reader
+of the parts: the engine runs the same either way.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -19,7 +21,9 @@ from flowgraph.graph._core.types import StreamMode, StreamPart
 from flowgraph.graph._engine.run import INTERRUPT
 from flowgraph.messages import BaseMessage
 
-__all__ = ["LangGraphItems", "with_interrupts"]
+__all__ = ["LangGraphItems", "StreamVersion", "fields_of", "with_interrupts"]
+
+StreamVersion = Literal["v1", "v2"]
 
 _KNOWN = frozenset({"values", "updates", "messages", "custom", "events"})
 _ELSEWHERE = {
@@ -29,14 +33,18 @@ _ELSEWHERE = {
 }
 
 
+def fields_of(values: Any) -> Any:
+    """A pydantic state as LangGraph's v1 stream gives it: a dict of its fields."""
+    if isinstance(values, BaseModel):
+        return {name: getattr(values, name) for name in type(values).model_fields}
+    return values
+
+
 def with_interrupts(values: Any, interrupts: tuple[Any, ...]) -> dict[str, Any]:
     """The state as a dict with LangGraph's `"__interrupt__"` key added."""
-    if isinstance(values, Mapping):
-        fields = dict(values)
-    elif isinstance(values, BaseModel):
-        fields = dict(values.__dict__)
-    else:  # an entrypoint that has returned nothing yet (None), or a plain value
-        fields = {}
+    values = fields_of(values)
+    # an entrypoint that has returned nothing yet (None), or a plain value: no fields
+    fields = dict(values) if isinstance(values, Mapping) else {}
     fields[INTERRUPT] = interrupts
     return fields
 
@@ -58,7 +66,14 @@ class LangGraphItems:
         *,
         subgraphs: bool,
         thread_id: str | None,
+        version: StreamVersion = "v1",
     ) -> None:
+        if version not in ("v1", "v2"):
+            raise ValueError(
+                f"stream(version={version!r}): use 'v1' (LangGraph's dicts and tuples) or "
+                "'v2' (typed parts); stream_events(version='v3') gives the projections"
+            )
+        self.version = version
         names = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
         for name in names:
             if name in _ELSEWHERE:
@@ -75,6 +90,9 @@ class LangGraphItems:
         self.paired = not isinstance(stream_mode, str)
         """A list of modes (even of one): items are (mode, chunk) pairs."""
         self.subgraphs = subgraphs
+        self.cached: set[tuple[tuple[str, ...], str]] = set()
+        """(namespace, node) of the nodes whose result came from the cache this step,
+        marked by the run's cache (see `_streams.HitMarks`): their update says so."""
         self.thread_id = thread_id
         self.engine_modes = self.modes | {"updates"} if "messages" in self.modes else self.modes
         self._streamed: set[str] = set()
@@ -93,13 +111,20 @@ class LangGraphItems:
                     yield self._item(part, "updates", {INTERRUPT: interrupts})
                 if "values" in modes and interrupts:
                     values = self._values.get(part.namespace)
-                    yield self._item(part, "values", with_interrupts(values, interrupts))
+                    if self.version == "v2":
+                        yield self._typed(part, "values", values, interrupts)
+                    else:
+                        yield self._item(part, "values", with_interrupts(values, interrupts))
                 return
             if "messages" in modes:
                 for message in self._unstreamed(part.data):
                     yield self._item(part, "messages", (message, self._metadata(part)))
             if "updates" in modes:
-                yield self._item(part, "updates", {part.node: part.data})
+                update: dict[str, Any] = {str(part.node): part.data}
+                if (part.namespace, part.node) in self.cached:
+                    self.cached.discard((part.namespace, str(part.node)))
+                    update["__metadata__"] = {"cached": True}
+                yield self._item(part, "updates", update)
         elif mode == "messages":
             message_id = getattr(part.data, "id", None)
             if message_id:
@@ -108,6 +133,11 @@ class LangGraphItems:
         else:
             if mode == "values":
                 self._values[part.namespace] = part.data
+                if self.version == "v2":
+                    yield self._typed(part, "values", part.data, ())
+                    return
+                yield self._item(part, mode, fields_of(part.data))
+                return
             yield self._item(part, mode, part.data)
 
     async def translate(self, parts: AsyncGenerator[StreamPart, None]) -> AsyncIterator[Any]:
@@ -120,9 +150,18 @@ class LangGraphItems:
             await parts.aclose()
 
     def _item(self, part: StreamPart, mode: str, chunk: Any) -> Any:
+        if self.version == "v2":
+            return {"type": mode, "ns": part.namespace, "data": chunk}
         if self.subgraphs:
             return (part.namespace, mode, chunk) if self.paired else (part.namespace, chunk)
         return (mode, chunk) if self.paired else chunk
+
+    @staticmethod
+    def _typed(
+        part: StreamPart, mode: str, values: Any, interrupts: tuple[Any, ...]
+    ) -> dict[str, Any]:
+        """A v2 "values" part: the state in the schema's type, its interrupts apart."""
+        return {"type": mode, "ns": part.namespace, "data": values, "interrupts": interrupts}
 
     def _unstreamed(self, update: Any) -> Iterator[BaseMessage]:
         """The messages in a node's update that were not streamed as chunks (each once)."""

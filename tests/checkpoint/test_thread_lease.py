@@ -281,13 +281,15 @@ def test_a_stream_closed_or_abandoned_gives_the_lease_back(
     g.add_edge(START, "a")
     g.add_edge("f", END)
     app = g.compile(checkpointer=checkpointer)
-    stream = app.stream({"messages": [HumanMessage("go")]}, thread_id=t, run_id="closed")
+    stream = app.stream(
+        {"messages": [HumanMessage("go")]}, thread_id=t, run_id="closed", mode="updates"
+    )
     first = next(stream)
     assert first.node == "a"
     assert app.get_state(t).active_run == "closed"
     stream.close()
     assert checkpointer.read_lease(t) is None
-    abandoned = app.stream(None, thread_id=t, run_id="abandoned")
+    abandoned = app.stream(None, thread_id=t, run_id="abandoned", mode="updates")
     assert next(abandoned).node in names[1:4]
     assert app.get_state(t).active_run == "abandoned"
     del abandoned

@@ -178,7 +178,7 @@ def test_stream_inside_a_running_event_loop() -> None:
     app = chat_app()
 
     async def notebook_cell() -> list[tuple[str | None, int]]:
-        return [(p.node, p.step) for p in app.stream({"messages": ["hi"]})]
+        return [(p.node, p.step) for p in app.stream({"messages": ["hi"]}, mode="updates")]
 
     assert asyncio.run(notebook_cell()) == [("reply", 1), ("count", 2)]
 

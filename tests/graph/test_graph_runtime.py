@@ -315,12 +315,12 @@ def test_stream_takes_the_same_config() -> None:
         return {"log": [config["configurable"]["thread_id"]]}
 
     app = one_node(node, checkpointer=MemoryCheckpointer())
-    parts = list(app.stream({"log": []}, {"configurable": {"thread_id": "s1"}}))
+    parts = list(app.stream({"log": []}, {"configurable": {"thread_id": "s1"}}, mode="updates"))
     assert [p.data for p in parts] == [{"log": ["s1"]}]
 
     async def collect() -> list[Any]:
         config = {"configurable": {"thread_id": "s2"}}
-        return [p.data async for p in app.astream({"log": []}, config)]
+        return [p.data async for p in app.astream({"log": []}, config, mode="updates")]
 
     assert asyncio.run(collect()) == [{"log": ["s2"]}]
     assert app.get_state("s2").values["log"] == ["s2"]

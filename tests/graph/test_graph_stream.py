@@ -79,12 +79,14 @@ def test_updates_mode_yields_each_nodes_update_in_step_order() -> None:
     ]
 
 
-def test_updates_is_the_default_mode() -> None:
-    assert {p.mode for p in diamond().stream({})} == {"updates"}
+def test_the_default_stream_is_langgraphs_updates() -> None:
+    items = list(diamond().stream({}))
+    assert items == [{p.node: p.data} for p in diamond().stream({}, mode="updates")]
+    assert all(isinstance(item, dict) and len(item) == 1 for item in items)
 
 
 def test_node_returning_none_streams_an_empty_update() -> None:
-    parts = list(chain({"quiet": lambda s: None}).stream({}))
+    parts = list(chain({"quiet": lambda s: None}).stream({}, mode="updates"))
     assert [(p.node, p.data) for p in parts] == [("quiet", {})]
 
 
@@ -276,7 +278,7 @@ def recorder(ran: list[str], name: str, *, is_async: bool) -> Any:
 def test_breaking_out_of_stream_stops_the_run_async_nodes() -> None:
     ran: list[str] = []
     app = chain({n: recorder(ran, n, is_async=True) for n in ("a", "b", "c", "d")})
-    for part in app.stream({}):
+    for part in app.stream({}, mode="updates"):
         assert part.node == "a"
         break
     assert "c" not in ran and "d" not in ran
@@ -292,7 +294,7 @@ def test_closing_astream_stops_the_run() -> None:
     )
 
     async def main() -> None:
-        stream = app.astream({})
+        stream = app.astream({}, mode="updates")
         async for part in stream:
             assert part.node == "a"
             break
@@ -307,7 +309,7 @@ def test_breaking_out_of_stream_stops_the_run_sync_nodes() -> None:
     ran: list[str] = []
     names = ("a", "b", "c", "d", "e", "f", "g", "h")
     app = chain({n: recorder(ran, n, is_async=False) for n in names})
-    for part in app.stream({}):
+    for part in app.stream({}, mode="updates"):
         assert part.node == "a"
         break
     assert "h" not in ran  # the run stopped (it may have run a step or two ahead)
@@ -327,7 +329,7 @@ def test_no_step_starts_after_the_reader_stopped() -> None:
     app = chain(
         {"a": recorder(ran, "a", is_async=False), "b": b, "c": recorder(ran, "c", is_async=False)}
     )
-    for part in app.stream({}):
+    for part in app.stream({}, mode="updates"):
         assert part.node == "a"
         break
     release.set()
@@ -343,13 +345,13 @@ def test_exceptions_propagate_out_of_stream_and_astream() -> None:
     app = chain({"a": mark("a"), "broken": broken})
     received: list[str | None] = []
     with pytest.raises(KeyError) as info:
-        for part in app.stream({}):
+        for part in app.stream({}, mode="updates"):
             received.append(part.node)
     assert received == ["a"]
     assert any("'broken'" in note for note in info.value.__notes__)
 
     async def main() -> None:
-        async for _ in app.astream({}):
+        async for _ in app.astream({}, mode="updates"):
             pass
 
     with pytest.raises(KeyError):
@@ -358,7 +360,7 @@ def test_exceptions_propagate_out_of_stream_and_astream() -> None:
 
 def test_invalid_input_raises_from_stream() -> None:
     with pytest.raises(ValueError):
-        list(diamond().stream({"count": "many"}))
+        list(diamond().stream({"count": "many"}, mode="updates"))
 
 
 # ------------------------------------------------------------------ custom
@@ -434,14 +436,14 @@ def test_no_node_runs_while_the_reader_handles_an_item_sync_and_async() -> None:
         app = chain({n: recorder(ran, n, is_async=is_async) for n in names})
         ran.clear()
         got = []
-        for part in app.stream({}):
+        for part in app.stream({}, mode="updates"):
             threading.Event().wait(0.02)  # a slow reader
             got.append((part.node, list(ran)))
         seen_by_reader(got)
 
         async def main(app: Any = app) -> list[tuple[str | None, list[str]]]:
             got = []
-            async for part in app.astream({}):
+            async for part in app.astream({}, mode="updates"):
                 await asyncio.sleep(0.02)
                 got.append((part.node, list(ran)))
             return got
@@ -453,13 +455,13 @@ def test_no_node_runs_while_the_reader_handles_an_item_sync_and_async() -> None:
 def test_breaking_out_runs_nothing_more() -> None:
     ran: list[str] = []
     app = chain({n: recorder(ran, n, is_async=False) for n in ("a", "b", "c")})
-    for _ in app.stream({}):
+    for _ in app.stream({}, mode="updates"):
         break
     threading.Event().wait(0.05)
     assert ran == ["a"]
 
     async def main() -> None:
-        stream = app.astream({})
+        stream = app.astream({}, mode="updates")
         async for _ in stream:
             break
         await stream.aclose()  # type: ignore[attr-defined]

@@ -93,7 +93,7 @@ def test_subgraph_node_kind_and_async_run() -> None:
 
 
 def test_subgraph_updates_appear_as_the_parent_node_s_update() -> None:
-    parts = list(parent_graph(child_graph()).stream({"messages": ["hi"]}))
+    parts = list(parent_graph(child_graph()).stream({"messages": ["hi"]}, mode="updates"))
     assert [(p.step, p.node) for p in parts] == [(1, "before"), (2, "child"), (3, "after")]
     child_update = parts[1].data
     assert [m.text for m in child_update["messages"]] == ["child thinks", "child answers"]

@@ -230,7 +230,7 @@ def test_branch_returning_a_name() -> None:
 
 def test_branch_returning_a_list_runs_them_in_one_step_in_list_order() -> None:
     app = routed(lambda s: ["c", "b"], ["b", "c"])
-    parts = list(app.stream({}))
+    parts = list(app.stream({}, mode="updates"))
     assert [(p.step, p.node) for p in parts] == [(1, "a"), (2, "c"), (2, "b")]
     assert app.invoke({}).trail == ["a", "c", "b"]
 
@@ -329,7 +329,7 @@ def test_nodes_of_one_step_routing_to_different_successors_all_reach_them() -> N
     for name in ("c", "d", "e"):
         g.add_edge(name, END)
     app = g.compile()
-    parts = list(app.stream({}))
+    parts = list(app.stream({}, mode="updates"))
     assert [(p.step, p.node) for p in parts] == [
         (1, "a"),
         (1, "b"),
@@ -349,7 +349,7 @@ def test_two_nodes_of_one_step_each_branching_elsewhere() -> None:
     g.add_conditional_edges("a", lambda s: "c", ["c"])
     g.add_conditional_edges("b", lambda s: "d", ["d"])
     g.add_edge("c", END).add_edge("d", END)
-    parts = list(g.compile().stream({}))
+    parts = list(g.compile().stream({}, mode="updates"))
     assert [(p.step, p.node) for p in parts] == [(1, "a"), (1, "b"), (2, "c"), (2, "d")]
 
 
@@ -365,7 +365,7 @@ def test_a_str_enum_route_returned_twice_or_reached_two_ways_runs_once() -> None
     """No path_map: the branch's own values (not a map's plain strings) are the routes."""
     twice = routed(lambda s: [Route.B, Route.B])
     assert twice.invoke({}).trail == ["a", "b"]
-    assert [(p.step, p.node) for p in twice.stream({})] == [(1, "a"), (2, "b")]
+    assert [(p.step, p.node) for p in twice.stream({}, mode="updates")] == [(1, "a"), (2, "b")]
 
     g = StateGraph(State)
     for name in ("a", "a2", "b"):
@@ -566,7 +566,7 @@ def test_join_waits_for_all_sources_in_the_same_step() -> None:
     g.add_edge(START, "a").add_edge(START, "b")
     g.add_edge(["a", "b"], "c")
     g.add_edge("c", END)
-    parts = list(g.compile().stream({}))
+    parts = list(g.compile().stream({}, mode="updates"))
     assert [(p.step, p.node) for p in parts] == [(1, "a"), (1, "b"), (2, "c")]
     assert seen == [["a", "b"]]
 
@@ -587,7 +587,7 @@ def test_join_waits_for_sources_finishing_in_different_steps() -> None:
     g.add_edge(["a", "b"], "c")
     g.add_edge("c", END)
     app = g.compile()
-    parts = list(app.stream({}))
+    parts = list(app.stream({}, mode="updates"))
     assert [(p.step, p.node) for p in parts] == [
         (1, "a"),
         (1, "x"),
