@@ -356,9 +356,15 @@ class _Reader:
             if part.node == INTERRUPT:
                 scope.interrupts.extend(part.data)
                 scope.values.push(scope.latest)  # LangGraph's last values part carries them
-                for depth in range(len(part.namespace)):  # a subgraph paused: so did its parents
-                    self.scope(part.namespace[:depth]).status = "interrupted"
-                scope.status = "interrupted" if part.namespace else scope.status
+                # the run paused: a subgraph run started under this one and not finished
+                # paused with it (and so did the graphs above a subgraph that paused)
+                depth = len(part.namespace)
+                for namespace, child in self.scopes.items():
+                    started = child.status == "started" and len(namespace) > depth
+                    if namespace and started and namespace[:depth] == part.namespace:
+                        child.status = "interrupted"
+                for above in range(1, depth + 1):
+                    self.scope(part.namespace[:above]).status = "interrupted"
                 return
             scope.finish_messages(part.node, part.data, None)
             for message in _returned(part.data):

@@ -183,3 +183,22 @@ def test_v3_takes_no_stream_mode_and_other_versions_are_refused() -> None:
         app.stream_events({"messages": []}, version="v3", stream_mode="values")
     with pytest.raises(ValueError, match=r"version=.v3."):
         app.stream_events({"messages": []}, version="v2")
+
+
+def test_a_subgraph_that_pauses_is_interrupted(lib: Lib) -> None:
+    def inner(state: Any) -> dict[str, Any]:
+        return {"messages": [lib.AIMessage(lib.interrupt("sub?"), id="a1")]}
+
+    sub = lib.StateGraph(lib.MessagesState)
+    sub.add_node("inner", inner)
+    sub.add_edge(lib.START, "inner")
+    graph = lib.StateGraph(lib.MessagesState)
+    graph.add_node("child", sub.compile())
+    graph.add_edge(lib.START, "child")
+    run = start(lib, graph.compile(checkpointer=lib.checkpointer()))
+    statuses = []
+    for handle in run.subgraphs:
+        values = [len(v["messages"]) for v in handle.values]
+        statuses.append((handle.graph_name, handle.status, values))
+    assert statuses == [("child", "interrupted", [1])]
+    assert [i.value for i in run.interrupts] == ["sub?"]
