@@ -145,3 +145,29 @@ def test_invoke_v2_with_updates_is_the_list_of_typed_parts(lib: Lib) -> None:
         {"type": "updates", "ns": (), "data": {"a": {"log": ["a"]}}},
         {"type": "updates", "ns": (), "data": {"__interrupt__": (("Interrupt", "which?"),)}},
     ]
+
+
+def test_an_entrypoint_streams_and_invokes_as_langgraphs(lib: Lib) -> None:
+    @lib.task
+    def double(x: int) -> int:
+        return 2 * x
+
+    @lib.entrypoint()
+    def flow(x: int) -> int:
+        return int(double(x).result()) + 1
+
+    assert flow.invoke(3, stream_mode="updates") == [{"double": 6}, {"flow": 7}]
+    out = flow.invoke(3, version="v2")
+    assert (out.value, out.interrupts) == (7, ())
+    assert list(flow.stream(3, stream_mode=["values", "updates"])) == [
+        ("updates", {"double": 6}),
+        ("updates", {"flow": 7}),
+        ("values", 7),
+    ]
+    assert list(flow.stream(3, version="v2"))[-1] == {
+        "type": "updates",
+        "ns": (),
+        "data": {"flow": 7},
+    }
+    run = flow.stream_events(3, version="v3")
+    assert (list(run.values), run.output) == ([7], 7)
