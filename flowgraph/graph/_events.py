@@ -23,7 +23,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from flowgraph.graph._core.types import StreamPart
 from flowgraph.graph._engine.run import INTERRUPT
-from flowgraph.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from flowgraph.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCallChunk, ToolMessage
 
 __all__ = [
     "V3_MODES",
@@ -222,6 +222,7 @@ class MessageStream:
         self.reasoning = TextProjection(pull, "reasoning")
         self.tool_calls: Projection[Any] = Projection(pull, "tool_calls")
         self._chunks: AIMessageChunk | None = None
+        self._calls: dict[int, ToolCallChunk] = {}
         self._message: AIMessage | None = None
         self.done = False
 
@@ -230,6 +231,12 @@ class MessageStream:
         self.text.push(chunk.text)
         self.reasoning.push(chunk.reasoning)
         for call in chunk.tool_call_chunks:
+            # as LangGraph's: each fragment names its call (providers name it only at first)
+            first = self._calls.setdefault(call.index, call)
+            if call is not first and (call.id is None or call.name is None):
+                call = call.model_copy(
+                    update={"id": call.id or first.id, "name": call.name or first.name}
+                )
             self.tool_calls.push(call)
 
     def finish(self, message: AIMessage | None, error: Exception | None = None) -> None:

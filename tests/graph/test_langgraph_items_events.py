@@ -202,3 +202,26 @@ def test_a_subgraph_that_pauses_is_interrupted(lib: Lib) -> None:
         statuses.append((handle.graph_name, handle.status, values))
     assert statuses == [("child", "interrupted", [1])]
     assert [i.value for i in run.interrupts] == ["sub?"]
+
+
+def test_tool_call_fragments_each_name_their_call() -> None:
+    import json
+
+    from flowgraph import AIMessage, MessagesState, ScriptedChatModel, StateGraph, ToolCall
+
+    call = ToolCall(id="c1", name="get_weather", args={"city": "Oslo", "unit": "C"})
+    model = ScriptedChatModel([AIMessage("Checking.", tool_calls=[call])])
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state.messages)]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", agent)
+    graph.add_edge("__start__", "agent")
+    run = graph.compile().stream_events({"messages": [("user", "hi")]}, version="v3")
+    (reply,) = list(run.messages)
+    fragments = list(reply.tool_calls)
+    assert len(fragments) > 1  # the arguments arrive in pieces
+    assert {(f.id, f.name) for f in fragments} == {("c1", "get_weather")}
+    assert json.loads("".join(f.args for f in fragments)) == call.args
+    assert (str(reply.text), reply.output.tool_calls) == ("Checking.", [call])
