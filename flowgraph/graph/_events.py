@@ -275,7 +275,9 @@ class _Scope:
         self.values: Projection[Any] = Projection(pull, "values")
         self.messages: Projection[MessageStream] = Projection(pull, "messages")
         self.subgraphs: Projection[Any] = Projection(pull, "subgraphs")
-        self.projections = (self.values, self.messages, self.subgraphs)
+        self.lifecycle: Projection[dict[str, Any]] = Projection(pull, "lifecycle")
+        """Every subgraph run below this one starting and ending (LangGraph's payloads)."""
+        self.projections = (self.values, self.messages, self.subgraphs, self.lifecycle)
         self.latest: Any = None
         self.interrupts: list[Any] = []
         self.open: dict[Any, MessageStream] = {}
@@ -297,9 +299,7 @@ class _Scope:
                 stream.finish(stored.get(stream.message_id or ""), error)
                 del self.open[key]
 
-    def end(self, status: SubgraphStatus, error: Exception | None) -> None:
-        if self.status == "started":
-            self.status, self.error = status, error
+    def close(self, error: Exception | None) -> None:
         self.finish_messages(None, None, error)
         for projection in self.projections:
             projection.close(error)
@@ -334,9 +334,29 @@ class _Reader:
             parent = self.scope(namespace[:-1]) if namespace else None
             found = self.scopes[namespace] = _Scope(self._pull, namespace)
             self.fresh.append(found)
-            if parent is not None and self.make_handle is not None:
-                parent.subgraphs.push(self.make_handle(found))
+            if parent is not None:
+                graph_name = namespace[-1].partition(":")[0]
+                started = {"event": "started", "namespace": list(namespace)}
+                self._announce(namespace, {**started, "graph_name": graph_name})
+                if self.make_handle is not None:
+                    parent.subgraphs.push(self.make_handle(found))
         return found
+
+    def _announce(self, namespace: tuple[str, ...], payload: dict[str, Any]) -> None:
+        """Tell the lifecycle of every run above `namespace`."""
+        if payload["event"] == "started":
+            payload["trigger_call_id"] = namespace[-1].partition(":")[2] or None
+        for depth in range(len(namespace)):
+            self.scopes[namespace[:depth]].lifecycle.push(payload)
+
+    def settle(self, scope: _Scope, status: SubgraphStatus, error: Exception | None) -> None:
+        """A subgraph run's end: its status, told to the runs above it."""
+        if scope.namespace and scope.status == "started":
+            scope.status, scope.error = status, error
+            payload: dict[str, Any] = {"event": status, "namespace": list(scope.namespace)}
+            if error is not None:
+                payload["error"] = str(error)
+            self._announce(scope.namespace, payload)
 
     def feed(self, part: StreamPart) -> None:
         # a subgraph's handle is read before the next part, so its projections keep what
@@ -366,12 +386,11 @@ class _Reader:
                 # the run paused: a subgraph run started under this one and not finished
                 # paused with it (and so did the graphs above a subgraph that paused)
                 depth = len(part.namespace)
-                for namespace, child in self.scopes.items():
-                    started = child.status == "started" and len(namespace) > depth
-                    if namespace and started and namespace[:depth] == part.namespace:
-                        child.status = "interrupted"
-                for above in range(1, depth + 1):
-                    self.scope(part.namespace[:above]).status = "interrupted"
+                for namespace, child in sorted(self.scopes.items(), key=lambda kv: -len(kv[0])):
+                    if len(namespace) > depth and namespace[:depth] == part.namespace:
+                        self.settle(child, "interrupted", None)
+                for above in range(depth, 0, -1):
+                    self.settle(self.scope(part.namespace[:above]), "interrupted", None)
                 return
             scope.finish_messages(part.node, part.data, None)
             for message in _returned(part.data):
@@ -383,21 +402,23 @@ class _Reader:
                         message = AIMessage(message.text, id=message.id)
                     stream.finish(message)
                     scope.messages.push(stream)
-            for namespace, child in self.scopes.items():
+            for namespace, child in list(self.scopes.items()):
                 if (
                     namespace[:-1] == part.namespace
                     and namespace
                     and namespace[-1].split(":", 1)[0] == part.node
                     and child.status == "started"
                 ):
-                    child.end("completed", None)
+                    self.settle(child, "completed", None)
+                    child.close(None)
 
     def end(self, error: Exception | None) -> None:
         root = self.scope(())
         for scope in sorted(self.scopes.values(), key=lambda s: -len(s.namespace)):
             if scope is not root:
-                scope.end("failed" if error is not None else "completed", error)
-        root.end("failed" if error is not None else "completed", error)
+                self.settle(scope, "failed" if error is not None else "completed", error)
+                scope.close(error)
+        root.close(error)
 
 
 class RunStream:
@@ -414,10 +435,12 @@ class RunStream:
         self.values = scope.values
         self.messages = scope.messages
         self.subgraphs = scope.subgraphs
+        self.lifecycle = scope.lifecycle
         self.extensions = {
             "values": scope.values,
             "messages": scope.messages,
             "subgraphs": scope.subgraphs,
+            "lifecycle": scope.lifecycle,
         }
 
     @classmethod

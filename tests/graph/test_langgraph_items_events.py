@@ -225,3 +225,32 @@ def test_tool_call_fragments_each_name_their_call() -> None:
     assert {(f.id, f.name) for f in fragments} == {("c1", "get_weather")}
     assert json.loads("".join(f.args for f in fragments)) == call.args
     assert (str(reply.text), reply.output.tool_calls) == ("Checking.", [call])
+
+
+def test_lifecycle_tells_each_subgraph_run_starting_and_ending(lib: Lib) -> None:
+    run = start(lib, program(lib))
+    told = [(p["event"], [s.split(":")[0] for s in p["namespace"]]) for p in run.lifecycle]
+    assert told == [("started", ["child"]), ("completed", ["child"])]
+
+    def inner(state: Any) -> dict[str, Any]:
+        return {"messages": [lib.AIMessage(lib.interrupt("sub?"), id="a1")]}
+
+    sub = lib.StateGraph(lib.MessagesState)
+    sub.add_node("inner", inner)
+    sub.add_edge(lib.START, "inner")
+    mid = lib.StateGraph(lib.MessagesState)
+    mid.add_node("sub", sub.compile())
+    mid.add_edge(lib.START, "sub")
+    graph = lib.StateGraph(lib.MessagesState)
+    graph.add_node("mid", mid.compile())
+    graph.add_edge(lib.START, "mid")
+    run = start(lib, graph.compile(checkpointer=lib.checkpointer()))
+    payloads = list(run.lifecycle)
+    assert [(p["event"], [s.split(":")[0] for s in p["namespace"]]) for p in payloads] == [
+        ("started", ["mid"]),
+        ("started", ["mid", "sub"]),
+        ("interrupted", ["mid", "sub"]),
+        ("interrupted", ["mid"]),
+    ]
+    assert payloads[0]["graph_name"] == "mid"
+    assert payloads[0]["trigger_call_id"] == payloads[0]["namespace"][0].split(":", 1)[1]
