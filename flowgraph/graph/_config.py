@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from flowgraph._context import RunInfo
+from flowgraph.state import is_typeddict_schema
 
 __all__ = ["CallConfig", "context_value", "read_config", "thread_of"]
 
@@ -147,8 +148,14 @@ def _str(value: Any) -> str | None:
 
 
 def context_value(schema: type[Any] | None, context: Any) -> Any:
-    """`context` as the graph's context_schema: a dict becomes a dataclass or pydantic model."""
-    if schema is None or not isinstance(context, Mapping) or isinstance(context, schema):
+    """`context` as the graph's context_schema: a dict becomes a dataclass or pydantic model.
+
+    A TypedDict schema (or any other hint that is not a class) keeps the dict as
+    given, as LangGraph does: a TypedDict cannot be checked at run time.
+    """
+    if schema is None or not isinstance(context, Mapping) or not isinstance(schema, type):
+        return context
+    if is_typeddict_schema(schema) or isinstance(context, schema):
         return context
     try:
         if dataclasses.is_dataclass(schema):

@@ -315,11 +315,17 @@ class StreamingHandler:
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """What a graph needs from a chat model; every adapter in this package is one."""
+    """What a graph needs from a chat model; every adapter in this package is one.
+
+    `config` is taken where LangChain's models take it (`llm.invoke(messages,
+    config)` in a node) and not needed: the run's streaming and tracing reach
+    the call without it.
+    """
 
     def invoke(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,
@@ -328,6 +334,7 @@ class ChatModel(Protocol):
     def stream(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,
@@ -336,6 +343,7 @@ class ChatModel(Protocol):
     async def ainvoke(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,
@@ -344,6 +352,7 @@ class ChatModel(Protocol):
     def astream(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,

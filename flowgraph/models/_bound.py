@@ -92,6 +92,7 @@ class BoundChatModel:
     def invoke(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,
@@ -106,6 +107,7 @@ class BoundChatModel:
     async def ainvoke(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,
@@ -120,6 +122,7 @@ class BoundChatModel:
     def stream(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,
@@ -134,6 +137,7 @@ class BoundChatModel:
     def astream(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,

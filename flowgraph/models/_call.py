@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
@@ -290,6 +290,7 @@ class BaseChatModel(ABC):
     def invoke(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,
@@ -308,6 +309,7 @@ class BaseChatModel(ABC):
     async def ainvoke(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,
@@ -327,6 +329,7 @@ class BaseChatModel(ABC):
     def stream(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,
@@ -347,6 +350,7 @@ class BaseChatModel(ABC):
     async def astream(
         self,
         messages: Messages,
+        config: Mapping[str, Any] | None = None,
         *,
         tools: Sequence[object] = (),
         options: ChatOptions | None = None,

@@ -7,12 +7,13 @@ re-validating values the engine has already checked.
 
 from __future__ import annotations
 
+import collections.abc
 import copy
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from itertools import count
 from operator import attrgetter
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired, Required, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
@@ -98,11 +99,16 @@ class StateAdapter:
                 f"StateGraph needs a pydantic model or a TypedDict as its schema, not {schema!r}; "
                 "subclass MessagesState to start"
             )
+        if self.is_model:
+            _read_as_mapping(schema)
         self.reducers: dict[str, Reducer | None] = field_reducers(schema)
         self.managed: dict[str, str] = managed_fields(schema)
         """Fields the engine supplies (`RemainingSteps`): read by nodes, never written or
         stored, by their kind."""
         self._own = frozenset(self.reducers) | frozenset(self.managed)
+        self._order = tuple(
+            k for k in (typeddict_hints(schema) if not self.is_model else ()) if k in self._own
+        )
         self.visible = self._own
         """The keys the state's view shows: a step writing none of them changes no view."""
         self._foreign: dict[str, type[Any]] = {}
@@ -128,6 +134,12 @@ class StateAdapter:
             for name, info in fields.items()
             if not info.is_required() and name not in self.managed
         ]
+        if not self.is_model:  # as in LangGraph, a reducer's field starts as its empty value
+            hints = typeddict_hints(schema)
+            for name, reducer in self.reducers.items():
+                empty = None if reducer is None else _reducer_start(hints.get(name))
+                if empty is not None:
+                    self._defaults.append((name, empty))
 
     def _fields_changed(self) -> None:
         self.message_fields = frozenset(k for k, r in self.reducers.items() if r is add_messages)
@@ -215,8 +227,8 @@ class StateAdapter:
         if self._foreign:  # private keys are not the state's
             own = self._own
             values = {k: v for k, v in values.items() if k in own}
-        if not self.is_model:
-            return dict(values)
+        if not self.is_model:  # in the schema's field order, as LangGraph's dicts are
+            return {k: values[k] for k in self._order if k in values}
         if self._has_private:
             return self.schema.model_construct(**values)
         state = _new(self.schema)
@@ -437,3 +449,77 @@ def _empty_like(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return set()
     return type(value)() if isinstance(value, (int, float, str)) else None
+
+
+_STARTS: dict[Any, Callable[[], Any]] = {
+    list: list,
+    dict: dict,
+    set: set,
+    frozenset: frozenset,
+    tuple: tuple,
+    int: int,
+    float: float,
+    str: str,
+    collections.abc.Sequence: list,
+    collections.abc.MutableSequence: list,
+    collections.abc.Set: set,
+    collections.abc.MutableSet: set,
+    collections.abc.Mapping: dict,
+    collections.abc.MutableMapping: dict,
+}
+
+
+def _reducer_start(hint: Any) -> Callable[[], Any] | None:
+    """The empty value a TypedDict field with a reducer shows before any write (LangGraph's
+    `[]` for `Annotated[list, operator.add]`), or None for a type with no obvious one."""
+    while get_origin(hint) in (Annotated, Required, NotRequired):
+        hint = get_args(hint)[0]
+    return _STARTS.get(get_origin(hint) or hint)
+
+
+def _field(self: BaseModel, key: str) -> Any:
+    """`result["a"]`: a field's value (KeyError when it is not a field or is unset)."""
+    try:
+        return self.__dict__[key]
+    except KeyError:
+        raise KeyError(key) from None
+
+
+def _field_or(self: BaseModel, key: str, default: Any = None) -> Any:
+    """`result.get("a", default)`: a field's value, or `default` when it is unset."""
+    return self.__dict__.get(key, default)
+
+
+def _has_field(self: BaseModel, key: object) -> bool:
+    """`"a" in result`: True when the field has a value."""
+    return key in self.__dict__
+
+
+def _field_names(self: BaseModel) -> Any:
+    """`result.keys()`: the fields that have a value, in the schema's order."""
+    return [k for k in type(self).model_fields if k in self.__dict__]
+
+
+def _field_items(self: BaseModel) -> Any:
+    """`result.items()`: the fields that have a value, with it, in the schema's order."""
+    return [(k, self.__dict__[k]) for k in _field_names(self)]
+
+
+_MAPPING_READS: dict[str, Callable[..., Any]] = {
+    "__getitem__": _field,
+    "get": _field_or,
+    "__contains__": _has_field,
+    "keys": _field_names,
+    "items": _field_items,
+}
+
+
+def _read_as_mapping(schema: type[BaseModel]) -> None:
+    """Let a pydantic state read as LangGraph's dict does (`result["a"]`, `.get`, `in`,
+    `keys()`, `items()`, `dict(result)`), where its class defines none of these itself:
+    LangGraph returns a dict from `invoke`, flowgraph the schema's instance."""
+    for name, read in _MAPPING_READS.items():
+        if name not in schema.model_fields and getattr(schema, name, None) is getattr(
+            BaseModel, name, None
+        ):
+            setattr(schema, name, read)

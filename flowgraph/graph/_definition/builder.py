@@ -11,6 +11,7 @@ the structure as it is added and builds the networkx graph on first use
 
 from __future__ import annotations
 
+import ast
 import inspect
 import itertools
 import types
@@ -24,6 +25,8 @@ from flowgraph.graph._core.inject import injected_parameters, with_injections
 from flowgraph.graph._core.schema import StateAdapter
 from flowgraph.graph._core.spec import Branch, GraphSpec, NodeSpec
 from flowgraph.graph._core.types import END, START, Budget, Command, RetryPolicy
+from flowgraph.graph._definition import spellings
+from flowgraph.graph._definition.spellings import one_retry_policy, unknown_keyword
 from flowgraph.state import is_typeddict_schema
 
 if TYPE_CHECKING:
@@ -74,9 +77,47 @@ def _literal_targets(path: Callable[..., Any]) -> tuple[str, ...] | None:
     return tuple(options) or None
 
 
+def _return_hint(fn: Callable[..., Any]) -> Any:
+    """The return hint alone, even when another hint of `fn` does not resolve (a state class
+    local to a function, under `from __future__ import annotations`)."""
+    target, hints = _hints(fn)
+    if "return" in hints or target is None:
+        return hints.get("return")
+    hint = getattr(target, "__annotations__", {}).get("return")
+    if not isinstance(hint, str):
+        return hint
+    try:
+        return eval(hint, getattr(target, "__globals__", {}))  # the program's own hint
+    except Exception:
+        return _parsed_command_hint(hint)
+
+
+def _parsed_command_hint(text: str) -> Any:
+    """`Command[Literal["a", "b"]]` read from a hint's text whose names do not resolve."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, (ast.Name, ast.Attribute))
+            and (node.value.id if isinstance(node.value, ast.Name) else node.value.attr)
+            == "Command"
+            and isinstance(node.slice, ast.Subscript)
+        ):
+            names = [
+                c.value
+                for c in ast.walk(node.slice)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            ]
+            return Command[Literal[tuple(names)]] if names else None  # type: ignore[misc]
+    return None
+
+
 def _command_targets(fn: Callable[..., Any]) -> tuple[str, ...]:
     """Destinations named by a `-> Command[Literal["a", "b"]]` return hint (also in a union)."""
-    hint = _hints(fn)[1].get("return")
+    hint = _return_hint(fn)
     for part in _union_parts(hint) if hint is not None else ():
         if get_origin(part) is Command:
             names = get_args(part)
@@ -122,12 +163,13 @@ class StateGraph:
     def __init__(
         self,
         schema: type[Any],
+        context_schema: type[Any] | None = None,
         *,
         input_schema: type[Any] | None = None,
         output_schema: type[Any] | None = None,
         input: type[Any] | None = None,
         output: type[Any] | None = None,
-        context_schema: type[Any] | None = None,
+        **unknown: Any,
     ) -> None:
         """A graph over state `schema` (a pydantic model or a TypedDict).
 
@@ -139,6 +181,8 @@ class StateGraph:
         `runtime.context` (a dict given is made one when it is a dataclass
         or a pydantic model).
         """
+        if unknown:
+            raise unknown_keyword("StateGraph", unknown, spellings.STATE_GRAPH)
         self.schema = schema
         self.context_schema = context_schema
         self.state = StateAdapter(schema)
@@ -208,6 +252,9 @@ class StateGraph:
         defer: bool = False,
         input_schema: type[Any] | None = None,
         cache_policy: CachePolicy | None = None,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **unknown: Any,
     ) -> StateGraph:
         """Add a node: `add_node("name", fn)` or `add_node(fn)` (named after the function).
 
@@ -221,8 +268,13 @@ class StateGraph:
         included. A parameter named `config`, `runtime`, `store` or `writer`
         after the state is filled by the engine (see `get_config`,
         `Runtime`). `cache_policy` reuses the writes of an earlier call with
-        the same input, in a graph compiled with `cache=`.
+        the same input, in a graph compiled with `cache=`. `retry_policy=`
+        (LangGraph's name for `retry=`) and `metadata` are taken as LangGraph
+        takes them; the metadata is kept on the node in `g.graph`.
         """
+        if unknown:
+            raise unknown_keyword("add_node", unknown, spellings.ADD_NODE)
+        retry = one_retry_policy(name, retry, retry_policy)
         if fn is None:
             if not callable(name):
                 raise GraphValidationError(
@@ -256,7 +308,10 @@ class StateGraph:
             view = None
         spec = self._spec(name, fn, retry, tuple(destinations), view, defer, cache_policy)
         self._specs[name] = spec
-        self._add_to_structure("node", (name,), {"spec": spec, "kind": spec.kind})
+        attributes = {"spec": spec, "kind": spec.kind}
+        if metadata is not None:
+            attributes["metadata"] = dict(metadata)
+        self._add_to_structure("node", (name,), attributes)
         for target in spec.destinations:
             self._add_to_structure("edge", (name, target), {"kind": "command"})
         return self
@@ -385,6 +440,7 @@ class StateGraph:
         name: str | None = None,
         store: Any = None,
         cache: BaseCache | None = None,
+        **unknown: Any,
     ) -> CompiledGraph:
         """Validate the graph and return the runnable app; a broken graph raises here.
 
@@ -397,6 +453,8 @@ class StateGraph:
         from flowgraph.graph._compiled import CompiledGraph
         from flowgraph.graph._definition.validation import validate
 
+        if unknown:
+            raise unknown_keyword("compile", unknown, spellings.COMPILE)
         spec = self.spec()
         validate(spec, interrupt_before=interrupt_before, interrupt_after=interrupt_after)
         return CompiledGraph(
