@@ -77,7 +77,7 @@ def test_tool_call_views_match_validated_tool_calls() -> None:
     message = AIMessage("look", tool_calls=[CALL, {"id": "c2", "name": "n"}])
     views = message.tool_calls
     assert [call.id for call in views] == ["call-1", "c2"]
-    parts = [p for p in message.content if isinstance(p, ToolCallPart)]
+    parts = [p for p in message.content_blocks if isinstance(p, ToolCallPart)]
     for view, part in zip(views, parts, strict=True):
         data = {"id": part.id, "name": part.name, "args": part.args}
         _assert_same(view, ToolCall.model_validate(data))

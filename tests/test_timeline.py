@@ -128,7 +128,7 @@ def test_timeline_fields() -> None:
     )
 
     assert call.text == ""
-    assert call.content == [
+    assert call.content_blocks == [
         ToolCallPart(id="call_paris", name="get_weather", args={"city": "Paris"}),
         ToolCallPart(id="call_tokyo", name="get_weather", args={"city": "Tokyo", "unit": "C"}),
     ]

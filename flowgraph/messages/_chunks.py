@@ -25,7 +25,7 @@ message; that is what lets `sum(model.stream(...)).to_message()` equal
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -38,6 +38,7 @@ from flowgraph.messages._parts import (
     ImagePart,
     ReasoningPart,
     TextPart,
+    ToolCall,
     ToolCallPart,
     VideoPart,
 )
@@ -78,7 +79,8 @@ class AIMessageChunk(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     type: Literal["ai_chunk"] = "ai_chunk"
-    content: list[ChunkPart] = Field(default_factory=list)
+    content: str | list[ChunkPart] = Field(default_factory=list)
+    """Stored as parts (a string becomes a text part); reads as LangChain's (`content_blocks`)."""
     id: str | None = None
     """The reply's id; every chunk of one reply carries the same one."""
     name: str | None = None
@@ -99,19 +101,45 @@ class AIMessageChunk(BaseModel):
         return value
 
     @property
+    def content_blocks(self) -> list[ChunkPart]:
+        """Every part of this chunk in order, tool call fragments included."""
+        parts: list[ChunkPart] = self.__dict__["content"]
+        return list(parts)
+
+    @property
     def text(self) -> str:
         """The text fragments of this chunk joined."""
-        return "".join(p.text for p in self.content if isinstance(p, TextPart))
+        return "".join(p.text for p in self.__dict__["content"] if isinstance(p, TextPart))
 
     @property
     def reasoning(self) -> str:
         """The reasoning fragments of this chunk joined."""
-        return "".join(p.text for p in self.content if isinstance(p, ReasoningPart))
+        return "".join(p.text for p in self.__dict__["content"] if isinstance(p, ReasoningPart))
 
     @property
     def tool_call_chunks(self) -> list[ToolCallChunk]:
         """The partial tool calls in this chunk, in part order."""
-        return [p for p in self.content if isinstance(p, ToolCallChunk)]
+        return [p for p in self.__dict__["content"] if isinstance(p, ToolCallChunk)]
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The calls parsed so far, as LangChain's chunks have them.
+
+        Arguments still streaming are read as far as they go (`'{"q": "ca'` gives
+        `{"q": "ca"}`); a fragment whose arguments cannot be read that way is
+        left out. A missing id or name reads as `""`.
+        """
+        calls = []
+        for part in self.__dict__["content"]:
+            if isinstance(part, ToolCallChunk):
+                args = partial_json_object(part.args)
+                if args is not None:
+                    calls.append(ToolCall(id=part.id or "", name=part.name or "", args=args))
+        return calls
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for key, value in super().__repr_args__():
+            yield key, (self.content if key == "content" else value)
 
     def __add__(self, other: AIMessageChunk) -> AIMessageChunk:
         if not isinstance(other, AIMessageChunk):
@@ -141,17 +169,12 @@ class AIMessageChunk(BaseModel):
         """One chunk holding the whole of `message` (tool calls numbered in order)."""
         parts: list[Any] = []
         index = 0
-        content = message.content
-        if isinstance(content, str):
-            if content:
-                parts.append(TextPart(text=content))
-        else:
-            for part in content:
-                if isinstance(part, ToolCallPart):
-                    parts.append(_call_chunk(index, part.id, part.name, part.args))
-                    index += 1
-                else:
-                    parts.append(part)
+        for part in message.content_blocks:
+            if isinstance(part, ToolCallPart):
+                parts.append(_call_chunk(index, part.id, part.name, part.args))
+                index += 1
+            else:
+                parts.append(part)
         for call in message.invalid_tool_calls:
             parts.append(ToolCallChunk(index=index, id=call.id, name=call.name, args=call.args))
             index += 1
@@ -206,7 +229,7 @@ class _Builder:
         if chunk.metadata:
             self.metadata.update(chunk.metadata)
         parts = self.parts
-        for part in chunk.content:
+        for part in chunk.__dict__["content"]:
             last = parts[-1] if parts else None
             if isinstance(part, TextPart):
                 if last is not None and last[0] == "text":
@@ -301,3 +324,79 @@ def _parse_call(part: ToolCallChunk) -> ToolCallPart | InvalidToolCall:
     if error is None:
         error = "the tool call has no id" if not part.id else "the tool call names no function"
     return InvalidToolCall(id=part.id, name=part.name, args=part.args, error=error)
+
+
+def _chunk_content_view(chunk: AIMessageChunk) -> str | list[ChunkPart]:
+    """`AIMessageChunk.content` as LangChain reads it: text fragments (and tool call
+    fragments) read as the text, so `print(chunk.content, end="")` streams text;
+    a chunk with reasoning or media reads as its list of parts."""
+    parts: list[ChunkPart] = chunk.__dict__["content"]
+    for part in parts:
+        kind = type(part)
+        if kind is not TextPart and kind is not ToolCallChunk:
+            return parts
+    return "".join(part.text for part in parts if isinstance(part, TextPart))
+
+
+# A data descriptor on the class reads before the instance's stored field of the same name.
+type.__setattr__(
+    AIMessageChunk, "content", property(_chunk_content_view, doc=_chunk_content_view.__doc__)
+)
+
+
+def partial_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object `text` begins, closed where it stops; None if it is not one.
+
+    What a call's arguments say so far while they stream: an open string,
+    array or object is closed; a value cut mid-word, or a key without its
+    value, is dropped back to the last `,`, `{` or `[`.
+    """
+    if not text.strip():
+        return {}
+    for _ in range(8):  # each round drops one unfinished member
+        scanned = _scan(text)
+        if scanned is None:
+            return None
+        closers, in_string, escaped, cut = scanned
+        candidate = text[:-1] if escaped else text
+        if in_string:
+            candidate += '"'
+        candidate = candidate.rstrip()
+        if candidate.endswith((",", ":")):
+            candidate = candidate[:-1]
+        try:
+            value = json.loads(candidate + closers)
+        except json.JSONDecodeError:
+            if cut < 0 or cut >= len(text):
+                return None
+            text = text[:cut]
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def _scan(text: str) -> tuple[str, bool, bool, int] | None:
+    """(closing brackets, ends in a string, ends after a backslash, where to cut back)."""
+    closers: list[str] = []
+    in_string = escaped = False
+    cut = -1
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            closers.append("}" if char == "{" else "]")
+            cut = index + 1
+        elif char in "}]":
+            if not closers:
+                return None
+            closers.pop()
+        elif char == ",":
+            cut = index
+    return "".join(reversed(closers)), in_string, escaped, cut

@@ -8,7 +8,8 @@ message with the same id, which `add_messages` puts in its place.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -90,9 +91,21 @@ class BaseMessage(BaseModel):
         return _coerce_part_items(value)
 
     @property
+    def content_blocks(self) -> list[AIContentPart]:
+        """Every part in order, tool calls and reasoning included (LangChain 1.x's name).
+
+        A string content is one text part (none when empty). This is what
+        `.text`, `.media` and an AI message's `.tool_calls` and `.reasoning` read.
+        """
+        content = self.__dict__["content"]
+        if isinstance(content, str):
+            return [TextPart(text=content)] if content else []
+        return list(content)
+
+    @property
     def text(self) -> str:
         """The text parts joined with no separator (reasoning is not text)."""
-        content = self.content
+        content = self.__dict__["content"]
         if isinstance(content, str):
             return content
         return "".join(part.text for part in content if isinstance(part, TextPart))
@@ -100,7 +113,7 @@ class BaseMessage(BaseModel):
     @property
     def media(self) -> list[MediaPart]:
         """Image, audio, video and file parts, in part order."""
-        content = self.content
+        content = self.__dict__["content"]
         if isinstance(content, str):
             return []
         return [part for part in content if isinstance(part, _MEDIA_TYPES)]
@@ -120,11 +133,33 @@ class SystemMessage(BaseMessage):
 
     type: Literal["system"] = "system"
 
+    if TYPE_CHECKING:  # what checkers see; at run time BaseMessage.__init__ (no extra call)
+
+        def __init__(
+            self,
+            content: str | Sequence[ContentPart | str | Mapping[str, Any]] = "",
+            *,
+            id: str | None = None,
+            name: str | None = None,
+            metadata: dict[str, Any] | None = None,
+        ) -> None: ...
+
 
 class HumanMessage(BaseMessage):
     """What a person said (also `UserMessage`)."""
 
     type: Literal["human"] = "human"
+
+    if TYPE_CHECKING:  # what checkers see; at run time BaseMessage.__init__ (no extra call)
+
+        def __init__(
+            self,
+            content: str | Sequence[ContentPart | str | Mapping[str, Any]] = "",
+            *,
+            id: str | None = None,
+            name: str | None = None,
+            metadata: dict[str, Any] | None = None,
+        ) -> None: ...
 
 
 class Usage(BaseModel):
@@ -226,6 +261,21 @@ class AIMessage(BaseMessage):
     response_metadata: dict[str, Any] = Field(default_factory=dict)
     """What the provider said about the reply: finish_reason, model_name, id, ..."""
 
+    if TYPE_CHECKING:  # what checkers see; at run time BaseMessage.__init__ (no extra call)
+
+        def __init__(
+            self,
+            content: str | Sequence[AIContentPart | str | Mapping[str, Any]] = "",
+            *,
+            tool_calls: Sequence[ToolCall | ToolCallPart | Mapping[str, Any]] | None = None,
+            invalid_tool_calls: Sequence[InvalidToolCall | Mapping[str, Any]] | None = None,
+            usage: Usage | Mapping[str, Any] | None = None,
+            response_metadata: dict[str, Any] | None = None,
+            id: str | None = None,
+            name: str | None = None,
+            metadata: dict[str, Any] | None = None,
+        ) -> None: ...
+
     @model_validator(mode="before")
     @classmethod
     def _append_tool_calls(cls, data: Any) -> Any:
@@ -251,7 +301,7 @@ class AIMessage(BaseMessage):
     @property
     def tool_calls(self) -> list[ToolCall]:
         """The tool calls among the parts, in part order."""
-        content = self.content
+        content = self.__dict__["content"]
         if isinstance(content, str):
             return []
         return [_tool_call(p) for p in content if type(p) is ToolCallPart]
@@ -259,7 +309,7 @@ class AIMessage(BaseMessage):
     @property
     def reasoning(self) -> str:
         """The reasoning parts joined with no separator."""
-        content = self.content
+        content = self.__dict__["content"]
         if isinstance(content, str):
             return ""
         return "".join(p.text for p in content if isinstance(p, ReasoningPart))
@@ -267,13 +317,53 @@ class AIMessage(BaseMessage):
     @property
     def has_tool_calls(self) -> bool:
         """True when the model asked for at least one tool (what routing follows)."""
-        content = self.content
+        content = self.__dict__["content"]
         if isinstance(content, str):
             return False
         for part in content:  # a loop, not any(<generator>): routing asks this every step
             if isinstance(part, ToolCallPart):
                 return True
         return False
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # as LangChain shows it: the content as it reads, then the calls it does not show
+        for key, value in super().__repr_args__():
+            if key != "content":
+                yield key, value
+                continue
+            content = self.content
+            yield key, content
+            if isinstance(content, str) and value != content:
+                yield "tool_calls", self.tool_calls
+
+
+def _content_view(message: AIMessage) -> str | list[AIContentPart]:
+    """`AIMessage.content` as LangChain reads it, over the stored parts.
+
+    Text alone, or text and tool calls only, read as the text (`""` when
+    there is none): `AIMessage("", tool_calls=[...]).content == ""`. Parts
+    with media or reasoning, or text parts given as a list, read as that
+    list. The stored field keeps every part in provider order (what
+    `content_blocks`, equality, dumps and checkpoints see), so messages
+    written before this reading existed load and read the same.
+    """
+    content: str | list[AIContentPart] = message.__dict__["content"]
+    if isinstance(content, str):
+        return content
+    calls = False
+    for part in content:
+        kind = type(part)
+        if kind is ToolCallPart:
+            calls = True
+        elif kind is not TextPart:
+            return content
+    if not calls:
+        return content
+    return "".join(part.text for part in content if isinstance(part, TextPart))
+
+
+# A data descriptor on the class reads before the instance's stored field of the same name.
+type.__setattr__(AIMessage, "content", property(_content_view, doc=_content_view.__doc__))
 
 
 class ToolMessage(BaseMessage):
@@ -289,6 +379,20 @@ class ToolMessage(BaseMessage):
     status: Literal["success", "error"] = "success"
     artifact: Any = None
 
+    if TYPE_CHECKING:  # what checkers see; at run time BaseMessage.__init__ (no extra call)
+
+        def __init__(
+            self,
+            content: str | Sequence[ContentPart | str | Mapping[str, Any]] = "",
+            *,
+            tool_call_id: str,
+            status: Literal["success", "error"] = "success",
+            artifact: Any = None,
+            id: str | None = None,
+            name: str | None = None,
+            metadata: dict[str, Any] | None = None,
+        ) -> None: ...
+
 
 class RemoveMessage(BaseModel):
     """An instruction to `add_messages`: delete the message with this id.
@@ -300,6 +404,26 @@ class RemoveMessage(BaseModel):
 
     type: Literal["remove"] = "remove"
     id: str
+
+    @property
+    def text(self) -> str:
+        """Always empty: a marker has no text (so any message in a history has `.text`)."""
+        return ""
+
+    @property
+    def content(self) -> str:
+        """Always empty, as LangChain's RemoveMessage."""
+        return ""
+
+    @property
+    def content_blocks(self) -> list[AIContentPart]:
+        """Always empty: a marker has no parts."""
+        return []
+
+    @property
+    def name(self) -> str | None:
+        """Always None: a marker has no speaker."""
+        return None
 
     def __init__(self, id: str | None = None, /, **data: Any) -> None:
         if id is not None:

@@ -139,7 +139,7 @@ def _content_to_openai(message: BaseMessage) -> str | list[dict[str, Any]]:
 
 
 def _ai_to_openai(message: AIMessage, include_reasoning: bool) -> dict[str, Any]:
-    content = message.content
+    content = message.content_blocks
     reasoning: list[str] = []
     calls: list[dict[str, Any]] = []
     body: list[TextPart | ImagePart | AudioPart | VideoPart | FilePart] = []

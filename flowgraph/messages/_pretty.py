@@ -72,7 +72,7 @@ def pretty_repr(message: Any, *, html: bool = False) -> str:
     calls = [part for part in _parts(message) if getattr(part, "type", "") == "tool_call"]
     invalid = list(getattr(message, "invalid_tool_calls", ()))
     if not calls and not invalid:
-        return text
+        return text.strip() if message.type == "ai" else text  # LangChain strips an AI's
     lines: list[str] = []
     if calls:
         lines.extend(_calls("Tool Calls", calls, invalid=False))
@@ -82,5 +82,4 @@ def pretty_repr(message: Any, *, html: bool = False) -> str:
 
 
 def _parts(message: Any) -> list[Any]:
-    content = message.content
-    return [] if isinstance(content, str) else list(content)
+    return list(message.content_blocks)

@@ -122,7 +122,7 @@ class CallSession:
         emit("messages", chunk)
         handler = self.handler
         if handler is not None:
-            for part in chunk.content:
+            for part in chunk.content_blocks:
                 if isinstance(part, TextPart):
                     if part.text:
                         handler.on_partial_text(part.text)

@@ -273,7 +273,7 @@ def _blocks(message: BaseMessage) -> list[dict[str, Any]]:
         if message.status == "error":
             block["is_error"] = True
         return [block]
-    content = message.content
+    content = message.content_blocks
     blocks: list[dict[str, Any]] = []
     if isinstance(content, str):
         if content:

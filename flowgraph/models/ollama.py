@@ -196,7 +196,7 @@ def ollama_messages(messages: list[BaseMessage]) -> list[dict[str, Any]]:
                 entry["thinking"] = message.reasoning
             calls = [
                 (part.id, part.name, part.args)
-                for part in message.content
+                for part in message.content_blocks
                 if isinstance(part, ToolCallPart)
             ]
             calls.extend(

@@ -191,7 +191,7 @@ def _message(reply: object, number: int) -> AIMessage:
 def _pieces(whole: AIMessageChunk) -> list[AIMessageChunk]:
     """The reply as a stream: words of text, slices of tool arguments, then usage."""
     pieces: list[AIMessageChunk] = []
-    for part in whole.content:
+    for part in whole.content_blocks:
         if isinstance(part, (TextPart, ReasoningPart)):
             words = _WORDS.findall(part.text) or [""]
             kind = type(part)

@@ -51,7 +51,7 @@ def _message_text(message: BaseMessage) -> tuple[list[str], int]:
     """(texts the model reads, number of media parts) of one message."""
     texts: list[str] = []
     media = 0
-    content = message.content
+    content = message.content_blocks
     if isinstance(content, str):
         texts.append(content)
     else:

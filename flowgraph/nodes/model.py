@@ -83,9 +83,7 @@ def _has_unanswered_call(messages: Sequence[AnyMessage]) -> bool:
         if waiting:
             return True
         if isinstance(message, AIMessage):
-            content = message.content
-            if type(content) is not str:
-                waiting = {part.id for part in content if type(part) is ToolCallPart}
+            waiting = {part.id for part in message.content_blocks if type(part) is ToolCallPart}
             if message.invalid_tool_calls:
                 waiting.update(c.id for c in message.invalid_tool_calls if c.id is not None)
     return bool(waiting)

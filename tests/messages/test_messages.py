@@ -206,7 +206,8 @@ def test_ai_message_builds_text_then_tool_calls() -> None:
             ToolCall(id="c2", name="get_time", args={"tz": "CET"}),
         ],
     )
-    assert message.content == [
+    assert message.content == "Let me check."  # LangChain's reading: the text
+    assert message.content_blocks == [
         TextPart("Let me check."),
         ToolCallPart(id="c1", name="get_weather", args={"city": "Paris"}),
         ToolCallPart(id="c2", name="get_time", args={"tz": "CET"}),
@@ -217,7 +218,8 @@ def test_ai_message_builds_text_then_tool_calls() -> None:
 
 def test_ai_message_with_empty_text_and_tool_calls_has_only_calls() -> None:
     message = AIMessage(tool_calls=[ToolCall(id="c1", name="f")])
-    assert message.content == [ToolCallPart(id="c1", name="f")]
+    assert message.content == ""  # as LangChain's AIMessage("", tool_calls=[...])
+    assert message.content_blocks == [ToolCallPart(id="c1", name="f")]
     assert message.text == ""
     assert AIMessage("x", tool_calls=[]).content == "x"
 
@@ -227,11 +229,12 @@ def test_ai_message_tool_calls_after_existing_parts_without_duplicates() -> None
         [ReasoningPart("r"), ToolCallPart(id="c1", name="f")],
         tool_calls=[ToolCall(id="c1", name="f"), ToolCall(id="c2", name="g")],
     )
-    assert message.content == [
+    assert message.content_blocks == [
         ReasoningPart("r"),
         ToolCallPart(id="c1", name="f"),
         ToolCallPart(id="c2", name="g"),
     ]
+    assert message.content == message.content_blocks  # reasoning: the list, as built
 
 
 def test_tool_calls_must_be_a_list() -> None:
@@ -297,7 +300,7 @@ def test_messages_and_parts_are_frozen() -> None:
         message.content = "changed"  # type: ignore[misc]  # the point of the test
     with pytest.raises(ValidationError, match="frozen"):
         message.id = "other"  # type: ignore[misc]  # the point of the test
-    part = message.content[0]
+    part = message.content_blocks[0]
     assert isinstance(part, TextPart)
     with pytest.raises(ValidationError, match="frozen"):
         part.text = "changed"  # type: ignore[misc]  # the point of the test

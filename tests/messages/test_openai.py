@@ -161,7 +161,7 @@ def test_tool_calls_without_text_send_null_content() -> None:
     assert from_openai(out) == message
     back = from_openai(out)
     assert isinstance(back, AIMessage)
-    assert back.content == [ToolCallPart(id="c1", name="f", args={"a": [1, None]})]
+    assert back.content_blocks == [ToolCallPart(id="c1", name="f", args={"a": [1, None]})]
 
 
 def test_unparseable_arguments_become_invalid_tool_calls() -> None:

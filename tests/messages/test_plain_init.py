@@ -47,9 +47,9 @@ def _assert_same(fast: BaseModel, slow: BaseModel) -> None:
     assert fast.model_dump(exclude_unset=True) == slow.model_dump(exclude_unset=True)
     assert repr(fast) == repr(slow)
     assert fast == slow
-    content = getattr(fast, "content", None)
+    content = getattr(fast, "content_blocks", None)
     if isinstance(content, list):
-        for a, b in zip(content, slow.content, strict=True):  # type: ignore[attr-defined]
+        for a, b in zip(content, slow.content_blocks, strict=True):  # type: ignore[attr-defined]
             _assert_same(a, b)
 
 
@@ -99,19 +99,19 @@ def _arguments(content: Any, data: dict[str, Any]) -> tuple[dict[str, Any], tupl
 def test_tool_call_args_are_copied_as_validation_copies_them() -> None:
     args = {"q": 1}
     message = AIMessage("", tool_calls=[{"id": "c", "name": "n", "args": args}])
-    part = message.content[0]
+    part = message.content_blocks[0]
     assert isinstance(part, ToolCallPart)
     assert part.args == args and part.args is not args
     again = AIMessage("", tool_calls=message.tool_calls)  # from ToolCall views
-    assert isinstance(again.content[0], ToolCallPart)
-    assert again.content[0].args == args and again.content[0].args is not part.args
+    assert isinstance(again.content_blocks[0], ToolCallPart)
+    assert again.content_blocks[0].args == args and again.content_blocks[0].args is not part.args
     assert message.tool_calls[0].args == {"q": 1}
     assert message.has_tool_calls
 
 
 def test_text_and_calls_keep_their_order() -> None:
     message = AIMessage("let me look", tool_calls=[CALL])
-    assert [type(p) for p in message.content] == [TextPart, ToolCallPart]
+    assert [type(p) for p in message.content_blocks] == [TextPart, ToolCallPart]
     assert message.text == "let me look"
 
 

@@ -31,7 +31,7 @@ def test_chunks_add_text_and_tool_call_fragments_by_index() -> None:
         + AIMessageChunk(content=[ToolCallChunk(index=0, args=": 1}")])
     )
     assert total.id == "r1"
-    assert total.content == [
+    assert total.content_blocks == [
         TextPart(text="Hel"),
         ToolCallChunk(index=0, id="c1", name="f", args='{"a": 1}'),
         TextPart(text="lo"),
@@ -83,7 +83,7 @@ def test_a_signature_closes_a_reasoning_block() -> None:
         AIMessageChunk(content=[ReasoningPart(text="two")]),
         AIMessageChunk(content=[ReasoningPart(text="", signature="s2")]),
     ]
-    assert merge_chunks(chunks).content == [
+    assert merge_chunks(chunks).content_blocks == [
         ReasoningPart(text="one ", signature="s1"),
         ReasoningPart(text="two", signature="s2"),
     ]
@@ -97,7 +97,7 @@ def test_from_message_round_trips_invalid_calls_too() -> None:
         id="m",
     )
     back = AIMessageChunk.from_message(message).to_message()
-    assert back.content == message.content
+    assert back.content_blocks == message.content_blocks
     assert back.invalid_tool_calls[0].args == "{"
 
 
@@ -144,7 +144,7 @@ def _fragments(chunk: AIMessageChunk, cuts: list[int]) -> list[AIMessageChunk]:
     """The chunk cut into pieces: text, reasoning and arguments split at the given points."""
     pieces: list[AIMessageChunk] = []
     cut = itertools.cycle(cuts)
-    for part in chunk.content:
+    for part in chunk.content_blocks:
         if isinstance(part, (TextPart, ReasoningPart)):
             text, start = part.text, 0
             while start < len(text):

@@ -226,7 +226,7 @@ def test_the_scripted_model_is_deterministic() -> None:
     script = [{"content": "x", "tool_calls": [{"name": "f", "args": {}}]}]
     first = ScriptedChatModel(script).invoke("hi")
     assert first == ScriptedChatModel(script).invoke("hi")
-    assert first.content == [TextPart(text="x"), *first.content[1:]]
+    assert first.content_blocks == [TextPart(text="x"), *first.content_blocks[1:]]
 
 
 def test_what_is_sent_is_coerced_and_a_remove_message_refused() -> None:

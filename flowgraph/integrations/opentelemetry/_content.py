@@ -69,7 +69,7 @@ def _part(part: Any) -> dict[str, Any]:
 
 def _message(message: BaseMessage) -> dict[str, Any]:
     role = _ROLES.get(type(message), getattr(message, "type", "user"))
-    content = message.content
+    content = message.content_blocks if isinstance(message, AIMessage) else message.content
     parts: list[dict[str, Any]]
     if isinstance(message, ToolMessage):
         parts = [{"type": "tool_call_response", "id": message.tool_call_id, "response": content}]

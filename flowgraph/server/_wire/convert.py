@@ -144,9 +144,9 @@ def message_to_wire(message: BaseMessage | RemoveMessage) -> dict[str, Any]:
 
 def chunk_to_wire(chunk: AIMessageChunk) -> dict[str, Any]:
     """A streamed token chunk as LangChain's `AIMessageChunk` dict."""
-    text = "".join(p.text for p in chunk.content if isinstance(p, TextPart))
-    reasoning = "".join(p.text for p in chunk.content if isinstance(p, ReasoningPart))
-    calls = [p for p in chunk.content if isinstance(p, ToolCallChunk)]
+    text = "".join(p.text for p in chunk.content_blocks if isinstance(p, TextPart))
+    reasoning = "".join(p.text for p in chunk.content_blocks if isinstance(p, ReasoningPart))
+    calls = [p for p in chunk.content_blocks if isinstance(p, ToolCallChunk)]
     extra: dict[str, Any] = {"reasoning_content": reasoning} if reasoning else {}
     return {
         "content": text,
