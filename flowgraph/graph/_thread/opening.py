@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from flowgraph.graph._core.merge import step_scope
 from flowgraph.graph._core.pool import call_store
 from flowgraph.graph._core.types import Command
 from flowgraph.graph._thread.lease import RunLease, claim, drop_claim, enter_claim, release
@@ -156,8 +155,7 @@ async def _opened(
             loaded.values,
             frozenset(loaded.cursor.keys.values()),
         )
-    scope = step_scope(request.thread_id, cursor.head)
-    return Opened(lease, loaded, saver, scope, forking, redelivered, reuse)
+    return Opened(lease, loaded, saver, saver.step_scope(), forking, redelivered, reuse)
 
 
 def _redelivered(state: StateAdapter, values: dict[str, Any], input: Any) -> bool:

@@ -33,7 +33,6 @@ from flowgraph.checkpoint.base import (
 )
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.graph._core.interrupt import Pause
-from flowgraph.graph._core.merge import step_scope
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._core.types import MISSING, START, Interrupt, Send, StateSnapshot
 from flowgraph.messages import RemoveMessage
@@ -60,7 +59,6 @@ __all__ = [
     "load_pending",
     "record_payload",
     "referenced_messages",
-    "step_scope",
 ]
 
 T = TypeVar("T")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite
 from flowgraph.errors import DeserializationError, InvalidUpdateError
-from flowgraph.graph._core.merge import apply_writes
+from flowgraph.graph._core.merge import apply_writes, step_scope
 from flowgraph.graph._core.pool import call_store
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._core.types import MISSING, START
@@ -27,7 +27,6 @@ from flowgraph.graph._thread.record import (
     Loaded,
     decode_pending_writes,
     record_payload,
-    step_scope,
 )
 from flowgraph.reducers import add_messages
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from flowgraph._context import RunUsage
 from flowgraph.checkpoint._lease import process_owner
 from flowgraph.checkpoint.base import BaseCheckpointer, CheckpointRecord, PendingWrite
+from flowgraph.graph._core.merge import step_scope
 from flowgraph.graph._core.pool import call_store
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._thread.lease import LeaseHeld, claim_taken
@@ -23,7 +24,6 @@ from flowgraph.graph._thread.record import (
     PendingTask,
     encode_pending,
     encode_step,
-    step_scope,
 )
 
 if TYPE_CHECKING:
