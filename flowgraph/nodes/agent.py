@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Never, TypeAlias
 
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.checkpoint.memory import MemoryCheckpointer
@@ -68,7 +68,7 @@ def create_react_agent(
     context_schema: type[Any] | None = None,
     interrupt_before: Sequence[str] = (),
     interrupt_after: Sequence[str] = (),
-    **unknown: Any,
+    **unknown: Never,  # a checker flags any other keyword; the run names our spelling
 ) -> CompiledGraph:
     """A compiled graph that calls `model` until it stops asking for `tools`.
 

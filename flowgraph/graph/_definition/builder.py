@@ -16,7 +16,16 @@ import inspect
 import itertools
 import types
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    Never,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from pydantic import BaseModel
 
@@ -169,7 +178,7 @@ class StateGraph:
         output_schema: type[Any] | None = None,
         input: type[Any] | None = None,
         output: type[Any] | None = None,
-        **unknown: Any,
+        **unknown: Never,  # a checker flags any other keyword; the run names our spelling
     ) -> None:
         """A graph over state `schema` (a pydantic model or a TypedDict).
 
@@ -254,7 +263,7 @@ class StateGraph:
         cache_policy: CachePolicy | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         metadata: dict[str, Any] | None = None,
-        **unknown: Any,
+        **unknown: Never,  # a checker flags any other keyword; the run names our spelling
     ) -> StateGraph:
         """Add a node: `add_node("name", fn)` or `add_node(fn)` (named after the function).
 
@@ -440,7 +449,7 @@ class StateGraph:
         name: str | None = None,
         store: Any = None,
         cache: BaseCache | None = None,
-        **unknown: Any,
+        **unknown: Never,  # a checker flags any other keyword; the run names our spelling
     ) -> CompiledGraph:
         """Validate the graph and return the runnable app; a broken graph raises here.
 
