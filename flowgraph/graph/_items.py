@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from flowgraph.graph._core.types import StreamMode, StreamPart
+from flowgraph.graph._core.types import STREAM_MODES, StreamMode, StreamPart
 from flowgraph.graph._engine.run import INTERRUPT
 from flowgraph.messages import BaseMessage
 
@@ -25,7 +25,7 @@ __all__ = ["LangGraphItems", "StreamVersion", "fields_of", "with_interrupts"]
 
 StreamVersion = Literal["v1", "v2"]
 
-_KNOWN = frozenset({"values", "updates", "messages", "custom", "events"})
+_KNOWN = STREAM_MODES
 _ELSEWHERE = {
     "debug": 'mode="events" (node start, end and error, with durations)',
     "tasks": 'mode="events" (node start, end and error, with durations)',

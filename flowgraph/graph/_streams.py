@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Generic, TypedDict, TypeVar
 
 from flowgraph.graph._core.caching import BaseCache
-from flowgraph.graph._core.types import Budget, Interrupt, StreamMode, StreamPart
+from flowgraph.graph._core.types import STREAM_MODES, Budget, Interrupt, StreamMode, StreamPart
 from flowgraph.graph._engine.run import Run
 from flowgraph.graph._engine.setup import RunOptions
 from flowgraph.graph._items import LangGraphItems, StreamVersion
@@ -34,7 +34,7 @@ __all__ = [
     "stream_settings",
 ]
 
-_MODES = frozenset({"updates", "values", "messages", "custom", "events"})
+_MODES = STREAM_MODES
 _DONE: Any = object()
 OutputT = TypeVar("OutputT")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args
 
 from flowgraph.errors import (
     FlowgraphError,
@@ -18,6 +18,7 @@ from flowgraph.errors import (
 __all__ = [
     "END",
     "START",
+    "STREAM_MODES",
     "Budget",
     "Command",
     "Interrupt",
@@ -303,6 +304,8 @@ def _checkpoint_config(thread_id: str | None, checkpoint_id: str | None) -> dict
 
 
 StreamMode = Literal["updates", "values", "messages", "custom", "events"]
+STREAM_MODES: frozenset[str] = frozenset(get_args(StreamMode))
+"""Every mode the engine streams (what `mode=` and `stream_mode=` may name)."""
 
 
 @dataclass(frozen=True, slots=True)
