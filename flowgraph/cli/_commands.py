@@ -120,7 +120,7 @@ class _View:
 
     def history(self) -> list[StateSnapshot]:
         if self.app is not None:
-            return list(self.app.get_state_history(self.stored.thread_id))
+            return list(self.app.get_state_history(self.stored.thread_id, before_inputs=False))
         return self.stored.history()
 
     def messages(self, snapshot: StateSnapshot) -> list[BaseMessage]:

@@ -23,8 +23,21 @@ from flowgraph.graph._core.types import START, StateSnapshot
 from flowgraph.graph._engine.bridge import run_sync
 from flowgraph.graph._engine.loop import start_tasks
 from flowgraph.graph._engine.run import Engine, Run
+from flowgraph.graph._thread.inputs import (
+    before_input,
+    before_input_id,
+    before_input_snapshot,
+    input_step_of,
+    is_input_step,
+    shown_parent,
+)
 from flowgraph.graph._thread.lease import active_run, claim, holds, release, withdraw_reserved
-from flowgraph.graph._thread.record import Cursor, referenced_messages, snapshot_of
+from flowgraph.graph._thread.record import (
+    Cursor,
+    record_payload,
+    referenced_messages,
+    snapshot_of,
+)
 from flowgraph.graph._thread.replay import loaded_checkpoint
 from flowgraph.graph._thread.saver import Saver
 
@@ -135,10 +148,12 @@ class ThreadAPI:
         """
         thread_id, checkpoint_id = thread_and_checkpoint(thread_id, checkpoint_id)
         store = self._store()
+        if checkpoint_id is not None and input_step_of(checkpoint_id) is not None:
+            return self._before_input(store, thread_id, checkpoint_id)
         loaded = run_sync(
             loaded_checkpoint(self.engine.state, store, thread_id, checkpoint_id, direct=True)
         )
-        snapshot = self._snapshot(loaded, thread_id)
+        snapshot = shown_parent(self._snapshot(loaded, thread_id))
         if checkpoint_id is None:
             busy = active_run(store, thread_id)
             if busy is not None:
@@ -151,17 +166,53 @@ class ThreadAPI:
         *,
         limit: int | None = None,
         before: str | Mapping[str, Any] | None = None,
+        before_inputs: bool = True,
     ) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first (all branches).
 
-        `thread_id` (and `before`) may be LangGraph's config dicts.
+        `thread_id` (and `before`) may be LangGraph's config dicts. As in
+        LangGraph, each input has a checkpoint before it (`next == ("__start__",)`),
+        derived from the input's step (see `_thread.inputs`); `before_inputs=False`
+        leaves those out: only the stored steps.
         """
         thread_id, _ = thread_and_checkpoint(thread_id, None)
         if before is not None and not isinstance(before, str):
             before = thread_of(before)[1]
         store = self._store()
+        left = limit
+        if before is not None and (step_id := input_step_of(before)) is not None:
+            before = step_id  # what is older than the derived checkpoint: older than its step
+        elif before is not None and limit != 0 and before_inputs:
+            record = store.get(thread_id, before)
+            if record is not None and is_input_step(record_payload(record)["metadata"]):
+                # the derived checkpoint before `before` is older than it
+                left = None if limit is None else limit - 1
+                yield self.get_state(thread_id, before_input_id(before))
         for record in store.history(thread_id, limit=limit, before=before):
-            yield self.get_state(thread_id, record.checkpoint_id)
+            if left is not None:
+                if left <= 0:
+                    return
+                left -= 1
+            snapshot = self.get_state(thread_id, record.checkpoint_id)
+            if not before_inputs and snapshot.parent_id != record.parent_id:
+                snapshot = replace(snapshot, parent_id=record.parent_id)  # the stored parent
+            yield snapshot
+            if before_inputs and is_input_step(snapshot.metadata) and (left is None or left > 0):
+                if left is not None:
+                    left -= 1
+                yield self.get_state(thread_id, before_input_id(record.checkpoint_id))
+
+    def _before_input(
+        self, store: BaseCheckpointer, thread_id: str, checkpoint_id: str
+    ) -> StateSnapshot:
+        """The derived checkpoint before an input step (see `_thread.inputs`)."""
+        found = run_sync(
+            before_input(store, self.engine.state, thread_id, checkpoint_id, direct=True)
+        )
+        parent = self._snapshot(None, thread_id)
+        if found.parent_id is not None:
+            parent = self.get_state(thread_id, found.parent_id)
+        return before_input_snapshot(found, parent)
 
     @overload
     def update_state(
@@ -212,6 +263,12 @@ class ThreadAPI:
         """
         as_config = not isinstance(thread_id, str)
         thread, checkpoint_id = thread_and_checkpoint(thread_id, checkpoint_id)
+        if checkpoint_id is not None and input_step_of(checkpoint_id) is not None:
+            raise InvalidUpdateError(
+                f"Checkpoint {checkpoint_id!r} is the state before an input, which flowgraph "
+                "derives and does not store: to change that input, invoke the new input at it; "
+                "to edit the state, update the checkpoint before it or the one after it"
+            )
         new_id = run_sync(self._update_state(thread, dict(values or {}), as_node, checkpoint_id))
         if as_config:
             return {

@@ -59,7 +59,7 @@ def head_branch(app: CompiledGraph, thread_id: str) -> list[StateSnapshot]:
             thread_id=thread_id,
         )
     try:
-        history = list(app.get_state_history(thread_id))
+        history = list(app.get_state_history(thread_id, before_inputs=False))
     except InvalidUpdateError as exc:
         raise DiagramError(f"Cannot draw the path of thread {thread_id!r}: {exc}") from exc
     if not history:

@@ -87,7 +87,7 @@ def check_thread(app: Any, thread: str, turns: int) -> None:
     assert [(m.type, m.text) for m in messages] == chaos.expected_transcript(turns)
     ids = [m.id for m in messages]
     assert len(set(ids)) == len(ids)
-    history = list(app.get_state_history(thread))
+    history = list(app.get_state_history(thread, before_inputs=False))
     assert [h.parent_id for h in history] == [h.checkpoint_id for h in history[1:]] + [None]
     assert [h.step for h in history] == list(range(len(history) - 1, -1, -1))
 
@@ -283,7 +283,7 @@ def test_racing_processes_one_proceeds_the_others_fail_fast_without_a_trace(
         texts = [m.text for m in app.get_state(thread).values.messages]
         assert texts == [*before, f"from {won[0]}", f"answer to {won[0]}"]
         assert store.read_lease(thread) is None
-        history = list(app.get_state_history(thread))
+        history = list(app.get_state_history(thread, before_inputs=False))
         assert [h.parent_id for h in history] == [h.checkpoint_id for h in history[1:]] + [None]
     finally:
         store.close()

@@ -81,7 +81,7 @@ def check_recovery(
         ids = [m.id for m in final.values.messages]
         assert len(set(ids)) == len(ids)
         assert final.next == ()
-        history = list(app.get_state_history("t"))
+        history = list(app.get_state_history("t", before_inputs=False))
         assert [h.step for h in history] == list(range(STEPS, -1, -1))
         assert [h.parent_id for h in history] == [h.checkpoint_id for h in history[1:]] + [None]
     finally:

@@ -33,13 +33,7 @@ XFAIL: dict[str, str] = {
 fixed, and differences the issue does not list."""
 
 
-def _drop_last_line(text: str) -> str:
-    return "".join(text.splitlines(keepends=True)[:-1])
-
-
 EXPECTED: dict[str, Callable[[str], str]] = {
-    # flowgraph has no checkpoint before the input (LangGraph's oldest, next == ('__start__',))
-    "p24_time_travel_history": _drop_last_line,
     # recursion limit 100 steps (LangGraph 1.2: 10,007)
     "p29_recursion_default": lambda out: "GraphRecursionError\n",
     # an unknown config key is a ValueError (LangGraph ignores it)

@@ -105,7 +105,7 @@ def check_thread(app: Any, thread_id: str, run_id: str) -> None:
     ], thread_id
     ids = [m.id for m in values.messages]
     assert len(set(ids)) == len(ids), (thread_id, ids)
-    history = list(app.get_state_history(thread_id))
+    history = list(app.get_state_history(thread_id, before_inputs=False))
     assert [s.step for s in history] == list(range(STEPS, -1, -1)), (
         thread_id,
         [s.step for s in history],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
@@ -230,3 +231,51 @@ def test_delete_of_a_thread_a_script_is_running_is_409(
     assert kept["next"] == ["ask"]  # nothing was deleted while the script held it
     with pytest.raises(NotFoundError):
         client.threads.get(thread_id)
+
+
+def test_editing_a_message_branches_from_the_checkpoint_before_it(
+    serve: Serve, connect: Connect
+) -> None:
+    """What agent-chat-ui does to edit a message: it finds the checkpoint where the message
+    first appears, and sends the edited message as new input at that checkpoint's parent
+    (the checkpoint before the input, `next == ["__start__"]`)."""
+    client = connect(serve(None, "chat"))
+    thread_id = client.threads.create()["thread_id"]
+    for text in ("one", "two"):
+        client.runs.wait(
+            thread_id, "chat", input={"messages": [{"type": "human", "content": text}]}
+        )
+    history = client.threads.get_history(thread_id, limit=20)
+    assert [h["next"] for h in history] == [[], ["model"], ["__start__"]] * 2
+
+    def texts(values: dict[str, Any]) -> list[str]:
+        return [m["content"] for m in values.get("messages", [])]
+
+    def edit(message_index: int, text: str) -> list[str]:
+        seen = next(  # the oldest checkpoint that shows the message
+            h for h in reversed(history) if len(h["values"].get("messages", [])) > message_index
+        )
+        before = seen["parent_checkpoint"]
+        assert client.threads.get_state(thread_id, checkpoint=before)["next"] == ["__start__"]
+        done = client.runs.wait(
+            thread_id,
+            "chat",
+            input={"messages": [{"type": "human", "content": text}]},
+            checkpoint=before,
+        )
+        assert isinstance(done, dict)
+        return texts(done)
+
+    assert edit(0, "ONE") == ["ONE", "You said ONE and I agree"]
+    assert texts(client.threads.get_state(thread_id)["values"]) == [
+        "ONE",
+        "You said ONE and I agree",
+    ]
+    assert edit(2, "TWO") == [
+        "one",
+        "You said one and I agree",
+        "TWO",
+        "You said TWO and I agree",
+    ]
+    # both edits are branches: the first line is still in the history
+    assert len(client.threads.get_history(thread_id, limit=100)) == 6 + 3 + 3

@@ -19,6 +19,7 @@ from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph._core.types import START, Command
 from flowgraph.graph._engine.loop import run_loop
 from flowgraph.graph._engine.setup import RunOptions, prepare_run
+from flowgraph.graph._thread.inputs import before_input, input_step_of
 from flowgraph.graph._thread.lease import LeaseHeld, drop_claim, release
 from flowgraph.graph._thread.opening import ThreadRequest, open_thread
 
@@ -84,13 +85,23 @@ async def _leased(
         if options.run_id is None:
             options.run_id = uuid.uuid4().hex
             claims = _input_claims(engine, checkpointer, input, options)
+        direct = direct_store_calls(checkpointer, options)
+        checkpoint_id, from_start = options.checkpoint_id, False
+        if checkpoint_id is not None and input_step_of(checkpoint_id) is not None:
+            # the derived checkpoint before an input: go on from the input step's parent
+            found = await before_input(
+                checkpointer, engine.state, options.thread_id, checkpoint_id, direct=direct
+            )
+            input = found.input_for(input)
+            checkpoint_id, from_start = found.parent_id, found.parent_id is None
         request = ThreadRequest(
             thread_id=options.thread_id,
             run_id=options.run_id,
-            checkpoint_id=options.checkpoint_id,
+            checkpoint_id=checkpoint_id,
+            from_start=from_start,
             input=input,
             wait=options.wait,
-            direct=direct_store_calls(checkpointer, options),
+            direct=direct,
             cache=cache,
             claim_with_input=claims,
             rerun_tool_calls=options.rerun_tool_calls,

@@ -48,6 +48,9 @@ class ThreadRequest:
     run_id: str
     """A head this run id wrote already means the same run delivered again."""
     checkpoint_id: str | None
+    from_start: bool = False
+    """Start a branch from the empty state (before the thread's first input), not at
+    `checkpoint_id` or the head."""
     input: Any
     wait: bool | float
     direct: bool
@@ -93,6 +96,9 @@ async def open_thread(
             checkpointer, thread_id, request.run_id, wait=request.wait, direct=direct
         )
     try:
+        if request.from_start:
+            head = await call_store(direct, checkpointer.head, thread_id)
+            return await _opened(checkpointer, state, nodes, request, lease, None, head)
         loaded = await loaded_checkpoint(
             state, checkpointer, thread_id, request.checkpoint_id, direct=direct, cache=cache
         )
@@ -112,11 +118,16 @@ async def _opened(
     request: ThreadRequest,
     lease: RunLease,
     loaded: Loaded | None,
+    head: str | None = None,
 ) -> Opened:
+    """`head`: the thread's head, for a run from the empty state (`from_start`)."""
     input = request.input
-    # a new thread: the first write must find no head (another run may be creating it)
-    cursor = Cursor(request.thread_id, expected=None) if loaded is None else loaded.cursor
-    forking = loaded is not None and loaded.record.checkpoint_id != cursor.expected
+    # a new thread: the first write must find no head (another run may be creating it);
+    # a branch from the empty state: the head it saw
+    cursor = Cursor(request.thread_id, expected=head) if loaded is None else loaded.cursor
+    forking = head is not None or (
+        loaded is not None and loaded.record.checkpoint_id != cursor.expected
+    )
     redelivered = False
     if loaded is not None and not forking:
         if loaded.metadata.get("run_id") == request.run_id:
@@ -142,8 +153,7 @@ async def _opened(
     )
     reuse = None
     answering = redelivered or input is None or isinstance(input, Command)
-    if branch and answering and not request.rerun_tool_calls:
-        assert loaded is not None  # a branch starts from a stored checkpoint
+    if branch and answering and loaded is not None and not request.rerun_tool_calls:
         reuse = await call_store(
             request.direct,
             stored_answers,

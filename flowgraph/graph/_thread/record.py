@@ -326,7 +326,10 @@ def _encode_step(
         or cursor.steps_since_snapshot >= MAX_STEPS_BETWEEN_SNAPSHOTS
     )
     if snapshot:
-        del payload["writes"]
+        if not (len(results) == 1 and results[0].task.node == START):
+            # an input step keeps its input: a run from the checkpoint before it (see
+            # `inputs`) applies it again; replay reads a snapshot's values only
+            del payload["writes"]
         payload["values"] = _encode_values(fields, state.stored(values), cursor, new_messages)
         data = _dumps(payload, results)
         cursor.base_id = checkpoint_id

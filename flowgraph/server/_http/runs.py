@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from flowgraph.graph._thread.inputs import input_step_of
 from flowgraph.server._http.context import ServerContext, new_id, server_of
 from flowgraph.server._http.fields import Fields, query_bool, query_int, read_body
 from flowgraph.server._records.registry import FINISHED, RunRecord, ThreadRecord
@@ -113,9 +114,11 @@ async def _new_run(server: ServerContext, request: Request, thread_id: str | Non
     if existing is None and if_not_exists == "reject":
         raise ApiError(404, f"Thread with ID {thread_id} not found")
     await server.reg(server.registry.ensure_thread, thread_id, thread_meta)
+    # the checkpoint before an input is derived from the input step's (see _thread.inputs)
+    stored_id = checkpoint_id and (input_step_of(checkpoint_id) or checkpoint_id)
     if (
-        checkpoint_id is not None
-        and await server.reg(server.checkpointer.get, thread_id, checkpoint_id) is None
+        stored_id is not None
+        and await server.reg(server.checkpointer.get, thread_id, stored_id) is None
     ):
         raise ApiError(404, f"Thread {thread_id} has no checkpoint {checkpoint_id}")
     run_id = new_id()
