@@ -19,7 +19,6 @@ from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph._core.types import START, Command
 from flowgraph.graph._engine.loop import run_loop
 from flowgraph.graph._engine.setup import RunOptions, prepare_run
-from flowgraph.graph._thread.inputs import before_input, input_step_of
 from flowgraph.graph._thread.lease import LeaseHeld, drop_claim, release
 from flowgraph.graph._thread.opening import ThreadRequest, open_thread
 
@@ -85,23 +84,13 @@ async def _leased(
         if options.run_id is None:
             options.run_id = uuid.uuid4().hex
             claims = _input_claims(engine, checkpointer, input, options)
-        direct = direct_store_calls(checkpointer, options)
-        checkpoint_id, from_start = options.checkpoint_id, False
-        if checkpoint_id is not None and input_step_of(checkpoint_id) is not None:
-            # the derived checkpoint before an input: go on from the input step's parent
-            found = await before_input(
-                checkpointer, engine.state, options.thread_id, checkpoint_id, direct=direct
-            )
-            input = found.input_for(input)
-            checkpoint_id, from_start = found.parent_id, found.parent_id is None
         request = ThreadRequest(
             thread_id=options.thread_id,
             run_id=options.run_id,
-            checkpoint_id=checkpoint_id,
-            from_start=from_start,
+            checkpoint_id=options.checkpoint_id,
             input=input,
             wait=options.wait,
-            direct=direct,
+            direct=direct_store_calls(checkpointer, options),
             cache=cache,
             claim_with_input=claims,
             rerun_tool_calls=options.rerun_tool_calls,
@@ -154,7 +143,7 @@ async def _opening(
     opened = await open_thread(checkpointer, engine.state, engine.plan.nodes, request)
     assert opened is not None  # only a claim taken with the input comes back empty
     try:
-        run = await prepare_run(engine, checkpointer, input, options, opened)
+        run = await prepare_run(engine, checkpointer, opened.input, options, opened)
     except BaseException:
         await release(opened.lease, direct=request.direct)
         raise
@@ -183,7 +172,7 @@ async def _claiming(
         drop_claim(opened.lease, stored=False)
         return None
     try:
-        run = await prepare_run(engine, checkpointer, input, options, opened)
+        run = await prepare_run(engine, checkpointer, opened.input, options, opened)
     except (LeaseHeld, ConcurrentRunError):
         drop_claim(opened.lease, stored=False)
         return None

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from flowgraph.graph._core.pool import call_store
 from flowgraph.graph._core.types import Command
+from flowgraph.graph._thread.inputs import before_input, input_step_of
 from flowgraph.graph._thread.lease import RunLease, claim, drop_claim, enter_claim, release
 from flowgraph.graph._thread.record import Cursor, Loaded
 from flowgraph.graph._thread.replay import loaded_checkpoint
@@ -48,9 +49,8 @@ class ThreadRequest:
     run_id: str
     """A head this run id wrote already means the same run delivered again."""
     checkpoint_id: str | None
-    from_start: bool = False
-    """Start a branch from the empty state (before the thread's first input), not at
-    `checkpoint_id` or the head."""
+    """Where the run starts (None: the head); maybe the derived checkpoint before an
+    input (see `inputs`), which starts a branch at the input step's parent."""
     input: Any
     wait: bool | float
     direct: bool
@@ -76,6 +76,9 @@ class Opened:
     redelivered: bool
     """The input is in the thread already: the run resumes instead of applying it."""
     reuse: Reuse | None
+    input: Any
+    """The run's input: the request's, or the input a run from the checkpoint before an
+    input applies again."""
 
 
 async def open_thread(
@@ -96,11 +99,17 @@ async def open_thread(
             checkpointer, thread_id, request.run_id, wait=request.wait, direct=direct
         )
     try:
-        if request.from_start:
-            head = await call_store(direct, checkpointer.head, thread_id)
-            return await _opened(checkpointer, state, nodes, request, lease, None, head)
+        checkpoint_id = request.checkpoint_id
+        if checkpoint_id is not None and input_step_of(checkpoint_id) is not None:
+            # the checkpoint before an input: a branch from the input step's parent
+            found = await before_input(checkpointer, state, thread_id, checkpoint_id, direct=direct)
+            request.input = found.input_for(request.input)
+            if found.parent_id is None:  # before the thread's first input: the empty state
+                head = await call_store(direct, checkpointer.head, thread_id)
+                return await _opened(checkpointer, state, nodes, request, lease, None, head)
+            checkpoint_id = found.parent_id
         loaded = await loaded_checkpoint(
-            state, checkpointer, thread_id, request.checkpoint_id, direct=direct, cache=cache
+            state, checkpointer, thread_id, checkpoint_id, direct=direct, cache=cache
         )
         return await _opened(checkpointer, state, nodes, request, lease, loaded)
     except BaseException:
@@ -165,7 +174,8 @@ async def _opened(
             loaded.values,
             frozenset(loaded.cursor.keys.values()),
         )
-    return Opened(lease, loaded, saver, saver.step_scope(), forking, redelivered, reuse)
+    scope = saver.step_scope()
+    return Opened(lease, loaded, saver, scope, forking, redelivered, reuse, input)
 
 
 def _redelivered(state: StateAdapter, values: dict[str, Any], input: Any) -> bool:
