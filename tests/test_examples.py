@@ -112,7 +112,7 @@ EXPECTED = {
         "thread interrupted: Run these tool calls? [\"book_meeting({'who': 'Ada', "
         "'when': 'Friday 10:00'})\"]",
         "streamed 8 tokens: Done. Booked: Ada, Friday 10:00 (confirmation M-42).",
-        "thread idle, 4 messages, 5 checkpoints",
+        "thread idle, 4 messages, 6 checkpoints",
         "runs: ['success', 'success']",
         "store: [(['people', 'ada'], 'meetings', {'prefers': 'mornings'})]",
     ],

@@ -161,8 +161,10 @@ def test_click_through_a_thread(
     client.runs.wait(
         other, "slow", input={"delay": 0, "messages": [{"role": "user", "content": "go"}]}
     )
-    original = client.threads.get_history(thread_id)  # newest first: the model's step, the input
+    # newest first: the model's step, the input's, the checkpoint before the input
+    original = client.threads.get_history(thread_id)
     first, asked = original[1]["checkpoint_id"], original[0]["checkpoint_id"]
+    before_input = original[2]["checkpoint_id"]
     call = original[0]["values"]["messages"][1]
 
     sign_in(browser, booking)
@@ -190,6 +192,7 @@ def test_click_through_a_thread(
 
     # its checkpoints, oldest first, and what the newest changed against its parent
     assert [r.split() for r in browser.texts("#checkpoints .checkpoint-row")] == [
+        ["step", "-1", "input", "→", "__start__", before_input[-8:]],
         ["step", "0", "input", "→", "agent", first[-8:]],
         ["step", "1", "agent", "→", "approve", "paused", "head", asked[-8:]],
     ]
@@ -275,8 +278,9 @@ def test_click_through_a_thread(
     )
     # a node of the graph marks the checkpoints of the steps where it ran
     history = client.threads.get_history(thread_id, limit=100)
-    tools_step = next(s["checkpoint_id"] for s in history if s["metadata"]["nodes"] == ["tools"])
-    agent_steps = {s["checkpoint_id"] for s in history if s["metadata"]["nodes"] == ["agent"]}
+    ran = {s["checkpoint_id"]: s["metadata"].get("nodes") for s in history}
+    tools_step = next(c for c, nodes in ran.items() if nodes == ["tools"])
+    agent_steps = {c for c, nodes in ran.items() if nodes == ["agent"]}
     browser.click('#graph g.fg-node[data-node="agent"]')
     marked = browser.evaluate(
         "[...document.querySelectorAll('.ran-node')].map(r => r.dataset.checkpointId)"
@@ -406,7 +410,7 @@ def test_a_run_from_a_checkpoint_streams_the_state_it_starts_from(
     thread_id = client.threads.create()["thread_id"]
     client.runs.wait(thread_id, "agent", input={"messages": [{"role": "user", "content": "hi"}]})
     client.runs.wait(thread_id, "agent", command={"resume": "yes"})
-    first = client.threads.get_history(thread_id, limit=100)[-1]
+    first = client.threads.get_history(thread_id, limit=100)[-2]  # the input's step
 
     states = [
         part.data

@@ -64,7 +64,7 @@ def test_the_javascript_client(serve: Serve, llm: FakeLLM, tmp_path: Path) -> No
         "hi from js", "echo: hi from js", "answer: js says yes"
     ]  # fmt: skip
     assert "".join(seen["tokens"]) == "".join(llm.words) and len(seen["tokens"]) > 1
-    assert seen["next"] == [] and seen["history"] == 3
+    assert seen["next"] == [] and seen["history"] == 4
     assert seen["runs"] == ["success", "success"]
     namespaced = [e for e in seen["subgraphEvents"] if "|" in e]
     assert [e.split("|")[0] for e in namespaced] == ["custom", "custom", "updates"]

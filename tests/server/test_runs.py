@@ -131,10 +131,17 @@ def test_breakpoints_fork_and_thread_creation(serve: Serve, connect: Connect) ->
     state = client.threads.get_state(thread_id)
     go_on = client.runs.wait(thread_id, "agent", input=None, interrupt_after=["reply"])
     after = client.threads.get_state(thread_id)
-    first = client.threads.get_history(thread_id)[-1]["checkpoint"]["checkpoint_id"]
+    history = client.threads.get_history(thread_id)
+    # the input step (paused before "reply"), and the checkpoint before the input
+    first = history[-2]["checkpoint"]["checkpoint_id"]
+    before_input = history[-1]["checkpoint"]["checkpoint_id"]
     forked = client.runs.wait(
         thread_id, "agent", input={"messages": [{"role": "user", "content": "again"}]},
         checkpoint_id=first,
+    )  # fmt: skip
+    edited = client.runs.wait(
+        thread_id, "agent", input={"messages": [{"role": "user", "content": "instead"}]},
+        checkpoint_id=before_input,
     )  # fmt: skip
 
     assert [m["content"] for m in before["messages"]] == ["hi"]
@@ -142,7 +149,9 @@ def test_breakpoints_fork_and_thread_creation(serve: Serve, connect: Connect) ->
     assert client.runs.list(thread_id)[0]["status"] == "success"
     assert [m["content"] for m in go_on["messages"]] == ["hi", "echo: hi"]
     assert after["next"] == ["ask"]
+    assert [h["next"] for h in history[-2:]] == [["reply"], ["__start__"]]
     assert [m["content"] for m in forked["messages"]] == ["hi", "again", "echo: again"]
+    assert [m["content"] for m in edited["messages"]] == ["instead", "echo: instead"]
 
     with pytest.raises(httpx.HTTPStatusError) as missing:
         client.runs.wait("no-such-thread", "agent", input=HI)

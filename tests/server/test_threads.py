@@ -78,7 +78,7 @@ def test_state_at_checkpoints_history_and_update_as_node(serve: Serve, connect: 
 
     state = client.threads.get_state(thread_id)
     history = client.threads.get_history(thread_id, limit=10)
-    first = history[-1]
+    first = history[-2]  # the input step; history[-1] is the checkpoint before the input
     first_id = first["checkpoint"]["checkpoint_id"]
     at_first = client.threads.get_state(thread_id, checkpoint_id=first_id)
     by_dict = client.threads.get_state(thread_id, checkpoint=first["checkpoint"])
@@ -91,7 +91,10 @@ def test_state_at_checkpoints_history_and_update_as_node(serve: Serve, connect: 
     assert state["interrupts"][0]["value"] == {"question": "Approve?"}
     assert [m["content"] for m in state["values"]["messages"]] == ["hi", "echo: hi"]
     assert history[0]["checkpoint"]["checkpoint_id"] == state["checkpoint_id"]
-    assert len(history) == 2 and history[0]["parent_checkpoint"] == history[1]["checkpoint"]
+    assert len(history) == 3 and history[0]["parent_checkpoint"] == history[1]["checkpoint"]
+    assert history[1]["parent_checkpoint"] == history[2]["checkpoint"]
+    assert history[2]["next"] == ["__start__"] and history[2]["values"]["messages"] == []
+    assert history[2]["parent_checkpoint"] is None
     assert [m["content"] for m in at_first["values"]["messages"]] == ["hi"]
     assert by_dict["checkpoint"] == at_first["checkpoint"]
     assert with_subgraphs["values"] == state["values"]
@@ -139,7 +142,7 @@ def test_copy_keeps_metadata_and_history(serve: Serve, connect: Connect) -> None
     assert [h["values"] for h in copied_history] == [
         h["values"] for h in client.threads.get_history(source)
     ]
-    assert len(copied_history) == 2 and copied["status"] == "interrupted"
+    assert len(copied_history) == 3 and copied["status"] == "interrupted"
     assert [m["content"] for m in resumed["messages"]] == ["hi", "echo: hi", "answer: yes"]
     assert client.threads.get_state(source)["next"] == ["ask"]  # the source did not move
 
