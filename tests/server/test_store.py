@@ -138,6 +138,12 @@ def test_store_requests_are_checked_and_need_the_token(serve: Serve) -> None:
         json={"namespace_prefix": ["a"], "filter": {"x": {"$near": 1}}},
     )
     assert "'limit'" in detail("POST", "/store/items/search", json={"limit": "all"})
+    # beyond a 64-bit integer (SQLite's range): a 422 naming the field, not an OverflowError
+    too_far = 2**63
+    assert "'offset'" in detail("POST", "/store/items/search", json={"offset": too_far})
+    assert "'limit'" in detail("POST", "/store/namespaces", json={"limit": too_far})
+    assert "'offset'" in detail("POST", "/threads/search", json={"offset": too_far})
+    assert http.post("/store/items/search", json={"offset": too_far - 1}).json() == {"items": []}
     assert "'max_depth'" in detail("POST", "/store/namespaces", json={"max_depth": 0})
     assert "'prefix'" in detail("POST", "/store/namespaces", json={"prefix": [1]})
     assert http.get("/store/items", params={"namespace": "a", "key": "k"}).json()["value"] == {

@@ -22,6 +22,10 @@ __all__ = ["DEFAULT_MAX_BODY", "Fields", "query_bool", "query_int", "read_body"]
 DEFAULT_MAX_BODY = 10 * 1024 * 1024
 """Request bodies larger than this (bytes) are refused with 413."""
 
+MAX_INTEGER = 2**63 - 1
+"""The largest count, limit or offset taken: a 64-bit integer, what every store's
+SQL can hold (a larger one was an OverflowError and a 500)."""
+
 
 async def read_body(request: Request, *, limit: int) -> dict[str, Any]:
     """The request's JSON object (an empty body is `{}`); 413 past `limit` bytes, else 422."""
@@ -112,7 +116,9 @@ class Fields:
             raise ApiError(422, f"Field '{self._name(key)}' is {value!r}; expected one of {listed}")
         return value
 
-    def integer(self, key: str, default: int, *, minimum: int = 0) -> int:
+    def integer(
+        self, key: str, default: int, *, minimum: int = 0, maximum: int = MAX_INTEGER
+    ) -> int:
         value = self.data.get(key)
         if value is None:
             return default
@@ -122,6 +128,8 @@ class Fields:
             self.fail(key, "an integer")
         if value < minimum:
             raise ApiError(422, f"Field '{self._name(key)}' must be at least {minimum}")
+        if value > maximum:
+            raise ApiError(422, f"Field '{self._name(key)}' must be at most {maximum}")
         return int(value)
 
     def flag(self, key: str, default: bool) -> bool:
@@ -174,7 +182,9 @@ def query_bool(request: Request, key: str, default: bool = False) -> bool:
     raise ApiError(422, f"Query parameter '{key}' must be a boolean, not {value!r}")
 
 
-def query_int(request: Request, key: str, default: int, *, minimum: int = 0) -> int:
+def query_int(
+    request: Request, key: str, default: int, *, minimum: int = 0, maximum: int = MAX_INTEGER
+) -> int:
     value = request.query_params.get(key)
     if value is None or value == "":
         return default
@@ -184,4 +194,6 @@ def query_int(request: Request, key: str, default: int, *, minimum: int = 0) -> 
         raise ApiError(422, f"Query parameter '{key}' must be an integer, not {value!r}") from None
     if number < minimum:
         raise ApiError(422, f"Query parameter '{key}' must be at least {minimum}")
+    if number > maximum:
+        raise ApiError(422, f"Query parameter '{key}' must be at most {maximum}")
     return number
