@@ -412,7 +412,14 @@ async def _apply_command(engine: Engine, run: Run, command: Command, loaded: Loa
     run.step = step
     if run.saver is not None:
         await run.saver.save_step(
-            run.values, [result], run.tasks, run.join_seen, run.usage, step, source="input"
+            run.values,
+            [result],
+            run.tasks,
+            run.join_seen,
+            run.usage,
+            step,
+            source="input",
+            command=True,
         )
         if loaded is not None and loaded.pending:
             # a paused or stopped step carries over: its pauses and finished tasks stay

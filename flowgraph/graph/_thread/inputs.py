@@ -57,8 +57,10 @@ def input_step_of(checkpoint_id: str) -> str | None:
 
 
 def is_input_step(metadata: dict[str, Any]) -> bool:
-    """Whether a stored checkpoint is a run's input step (its one task is `__start__`)."""
-    return metadata.get("nodes") == [START]
+    """Whether a stored checkpoint is a run's input step (its one task is `__start__`):
+    a new input's, not a `Command`'s (a resume, an update or a goto goes on from where the
+    thread stands, as in LangGraph, where it makes no checkpoint before it)."""
+    return metadata.get("nodes") == [START] and not metadata.get("command")
 
 
 def shown_parent(snapshot: StateSnapshot) -> StateSnapshot:

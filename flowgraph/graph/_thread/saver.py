@@ -89,11 +89,13 @@ class Saver:
         source: str = "loop",
         *,
         release: RunLease | None = None,
+        command: bool = False,
     ) -> CheckpointRecord:
         """Store a finished step (compare-and-set on the thread head); raise if another won.
 
         `release`: the run's lease, when this is its last step; the store gives
-        it back in the same write if it can (`put_and_release`).
+        it back in the same write if it can (`put_and_release`). `command`: the
+        step is a `Command` input's (no checkpoint before it is derived, see `inputs`).
         """
         cursor = self.cursor
         if self.fork:
@@ -106,6 +108,8 @@ class Saver:
         }
         if self.branch:
             metadata["branch"] = True
+        if command:
+            metadata["command"] = True
         record, messages = encode_step(
             self.state,
             cursor,
