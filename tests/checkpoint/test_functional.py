@@ -193,10 +193,11 @@ def test_a_workflow_killed_mid_task_resumes_without_running_finished_tasks(
     assert log.read_text() == "draft\npublish\n"  # the draft was not written again
     store = SQLiteCheckpointer(db)
     history = [
-        s.metadata.get("source")
+        (s.step, s.metadata.get("source"), s.next)
         for s in reversed(list(blog_reader(store).get_state_history("post")))
     ]
-    assert history == ["input", "loop"]
+    # the checkpoint before the input, the input, the one finished step: no step twice
+    assert history == [(-1, "input", ("__start__",)), (0, "input", ("blog",)), (1, "loop", ())]
 
 
 def blog_reader(store: SQLiteCheckpointer) -> Entrypoint:

@@ -91,8 +91,8 @@ def live_values(app: Any, input: Any, **kwargs: Any) -> dict[int, dict[str, Any]
     return {part.step: fields(part.data) for part in app.stream(input, mode="values", **kwargs)}
 
 
-def assert_linear_history(app: Any, thread_id: str) -> list[Any]:
-    history = list(app.get_state_history(thread_id))
+def assert_linear_history(app: Any, thread_id: str, *, before_inputs: bool = True) -> list[Any]:
+    history = list(app.get_state_history(thread_id, before_inputs=before_inputs))
     assert [h.parent_id for h in history] == [h.checkpoint_id for h in history[1:]] + [None]
     return history
 
@@ -108,21 +108,28 @@ def test_every_step_is_a_checkpoint_that_rebuilds_the_live_values(
     live = live_values(app, {"messages": [HumanMessage("hi")]}, thread_id=t)
     live |= live_values(app, {"messages": [HumanMessage("more")], "count": 7}, thread_id=t)
     assert sorted(live) == list(range(10))
+    live[-1] = fields(State())  # before the first input: the empty state
 
     history = assert_linear_history(app, t)
-    assert len(history) == 10  # 2 inputs + 2 x 4 steps
-    assert [h.step for h in history] == list(range(9, -1, -1))
+    # 2 x (the checkpoint before the input, the input, 4 steps); the checkpoint before
+    # the second input is the first turn's end again, waiting to run __start__
+    assert len(history) == 12
+    assert [h.step for h in history] == [9, 8, 7, 6, 5, 4, 4, 3, 2, 1, 0, -1]
     oldest_first = list(reversed(history))
-    turn = ["input", "loop", "loop", "loop", "loop"]
+    turn = ["input", "input", "loop", "loop", "loop", "loop"]
     assert [h.metadata["source"] for h in oldest_first] == turn + turn
-    assert [h.metadata["nodes"] for h in oldest_first[:5]] == [
+    assert [h.metadata.get("nodes") for h in oldest_first[:6]] == [
+        None,
         ["__start__"],
         ["a"],
         ["b"],
         ["c", "d"],
         ["e"],
     ]
-    assert [h.next for h in oldest_first[:5]] == [("a",), ("b",), ("c", "d"), ("e",), ()]
+    assert [h.next for h in oldest_first[:6]] == [
+        ("__start__",), ("a",), ("b",), ("c", "d"), ("e",), ()
+    ]  # fmt: skip
+    assert oldest_first[6].next == ("__start__",)
     assert len({h.metadata["run_id"] for h in history}) == 2
     assert [h.created_at for h in oldest_first] == sorted(h.created_at for h in history)
     for snapshot in history:
@@ -161,7 +168,7 @@ def test_a_long_run_rebuilds_every_checkpoint_through_deltas_and_snapshots(
     g.add_conditional_edges("step", lambda s: "step" if s.count < 40 else END, ["step", END])
     app = g.compile(checkpointer=checkpointer)
     live = live_values(app, {"messages": [HumanMessage("go")]}, thread_id=t)
-    history = assert_linear_history(app, t)
+    history = assert_linear_history(app, t, before_inputs=False)  # the stored steps
     assert len(history) == 41
     for snapshot in history:
         assert fields(snapshot.values) == live[snapshot.step], snapshot.step
@@ -177,7 +184,7 @@ def test_a_long_run_rebuilds_every_checkpoint_through_deltas_and_snapshots(
             close_quietly(other_store)
     # pruned to the last 5, those still rebuild exactly
     removed = app.prune(t, keep_last=5)
-    kept = list(app.get_state_history(t))
+    kept = list(app.get_state_history(t, before_inputs=False))
     assert removed == len(history) - len(kept)
     assert len(kept) >= 5
     for snapshot in kept:
@@ -218,7 +225,8 @@ def test_forking_from_an_older_checkpoint_starts_a_branch_and_keeps_both(
     app.invoke({"messages": [HumanMessage("one")]}, thread_id=t)
     main = app.invoke({"messages": [HumanMessage("two")]}, thread_id=t)
     old = list(app.get_state_history(t))
-    end_of_first = next(h for h in old if h.step == 4)
+    # the first turn's end (not the checkpoint before the second input, also step 4)
+    end_of_first = next(h for h in old if h.step == 4 and h.next == ())
     after_b = next(h for h in old if h.step == 2)
 
     fork = app.invoke(
@@ -226,11 +234,12 @@ def test_forking_from_an_older_checkpoint_starts_a_branch_and_keeps_both(
     )
     assert texts(fork) == ["one", *FIRST_TURN[1:], "alt", "a7", "b8", "c9", "d9", "e11"]
     history = list(app.get_state_history(t))
-    assert len(history) == len(old) + 5
+    assert len(history) == len(old) + 6  # the checkpoint before "alt", its input and 4 steps
     head = app.get_state(t)
     assert fields(head.values) == fields(fork)
     assert head.checkpoint_id == history[0].checkpoint_id
     branch = [h for h in history if h.checkpoint_id not in {o.checkpoint_id for o in old}]
+    assert (branch[-1].next, branch[-1].values) == ((START,), end_of_first.values)
     assert branch[-1].parent_id == end_of_first.checkpoint_id
     # the old branch still reads exactly as it was
     for snapshot in old:
@@ -252,7 +261,8 @@ def test_a_forked_branch_says_so_in_its_metadata(checkpointer: BaseCheckpointer,
     t = tid("t")
     app = diamond(checkpointer)
     app.invoke({"messages": [HumanMessage("one")]}, thread_id=t)
-    first_input = list(app.get_state_history(t))[-1]
+    *_, first_input, before_it = app.get_state_history(t)
+    assert (first_input.step, before_it.step, before_it.next) == (0, -1, (START,))
     app.invoke(None, thread_id=t, checkpoint_id=first_input.checkpoint_id)
     branch_start = next(
         h for h in app.get_state_history(t) if h.parent_id == first_input.checkpoint_id
@@ -889,7 +899,7 @@ def test_a_failed_step_keeps_its_finished_siblings_writes(
     assert calls == {"start": 1, "steady": 1, "flaky": 2, "end": 1}
     assert texts(out) == ["go", "start1", "steady2", "flaky ok", "end4"]
     assert out.notes == ["start", "steady", "flaky", "end"]
-    assert [h.step for h in assert_linear_history(app, t)] == [3, 2, 1, 0]
+    assert [h.step for h in assert_linear_history(app, t)] == [3, 2, 1, 0, -1]
 
 
 def test_a_failed_send_task_is_the_only_one_run_again(
@@ -1065,7 +1075,11 @@ def test_an_unencodable_value_fails_its_step_and_the_last_checkpoint_stays_resum
     assert state.metadata["source"] == "input"
     assert state.next == ("fine", "bad")
     assert state.values.notes == ["in"]
-    assert len(list(app.get_state_history(t))) == 1
+    # only the input step is stored (and shows the empty checkpoint before it)
+    assert [(h.step, h.next) for h in app.get_state_history(t)] == [
+        (0, ("fine", "bad")),
+        (-1, (START,)),
+    ]
     broken["on"] = False
     out = app.invoke(None, thread_id=t)
     assert out.notes == ["in", "fine", "fixed"]
@@ -1146,7 +1160,11 @@ def test_two_concurrent_runs_on_one_thread_one_fails_and_history_stays_linear(
     assert winner.notes == ["start", "slow"]
     app = diamond(checkpointer)  # any graph reads the history
     history = assert_linear_history(app, t)
-    assert len(history) == 2
+    assert [(h.step, h.values.notes) for h in history] == [
+        (1, ["start", "slow"]),  # one step: the loser wrote nothing
+        (0, ["start"]),
+        (-1, []),
+    ]
 
 
 def test_a_second_input_while_the_first_is_mid_run_is_refused_at_once(
@@ -1193,7 +1211,7 @@ def test_a_second_input_while_the_first_is_mid_run_is_refused_at_once(
     assert second.thread_id == t
     assert first.notes == ["1", "slow"]
     history = assert_linear_history(diamond(checkpointer), t)
-    assert [h.values.notes for h in history] == [["1", "slow"], ["1"]]
+    assert [h.values.notes for h in history] == [["1", "slow"], ["1"], []]  # nothing of "2"
 
 
 class RaceOnFirstHead(BaseCheckpointer):

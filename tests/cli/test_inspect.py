@@ -60,7 +60,8 @@ def test_history_lists_every_step_with_the_library_s_ids(two_turns: Cli, workdir
     assert header.split() == [
         "step", "node(s)", "checkpoint", "time", "messages", "tokens", "source"
     ]  # fmt: skip
-    library = list(reversed(list(_app(workdir).get_state_history("t1"))))
+    # the stored steps: not the checkpoints the library derives before each input
+    library = list(reversed(list(_app(workdir).get_state_history("t1", before_inputs=False))))
     assert [r.split()[2] for r in rows] == [s.checkpoint_id for s in library]
     assert [r.split()[1] for r in rows] == [
         "(input)", "agent", "tools", "agent", "(input)", "agent", "tools", "agent"
@@ -111,7 +112,8 @@ def test_show_prints_the_conversation_with_calls_linked_to_results(two_turns: Cl
 
 
 def test_show_an_earlier_checkpoint_by_a_unique_prefix(two_turns: Cli, workdir: Path) -> None:
-    first_answer = next(s for s in _app(workdir).get_state_history("t1") if s.step == 3)
+    history = _app(workdir).get_state_history("t1", before_inputs=False)
+    first_answer = next(s for s in history if s.step == 3)
     prefix = first_answer.checkpoint_id[:24]
 
     done = two_turns("show", "t1", "--checkpoint", prefix)

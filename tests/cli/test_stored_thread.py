@@ -50,12 +50,16 @@ def test_the_reader_rebuilds_every_checkpoint_like_the_app(tmp_path: Path) -> No
     stored = StoredThread(store, "t")
 
     assert stored.message_fields == {"chat"}  # `log` holds look-alike keys, not messages
-    by_app = list(app.get_state_history("t"))
+    # the reader lists the stored steps: the app's history without the derived
+    # checkpoints before its inputs, each step with its stored parent
+    by_app = list(app.get_state_history("t", before_inputs=False))
     by_store = stored.history()
     assert [s.checkpoint_id for s in by_store] == [s.checkpoint_id for s in by_app]
     for mine, theirs in zip(by_store, by_app, strict=True):
         assert mine.values["chat"] == theirs.values.chat
-        assert (mine.step, mine.next, mine.metadata) == (theirs.step, theirs.next, theirs.metadata)
+        assert (mine.step, mine.next, mine.metadata, mine.parent_id) == (
+            theirs.step, theirs.next, theirs.metadata, theirs.parent_id
+        )  # fmt: skip
     texts = [m.text for m in by_store[0].values["chat"]]
     assert texts == ["one", "two", "reply 1", "three", "reply 2"]
     assert by_store[0].values["tag"] == "t"

@@ -83,8 +83,13 @@ def test_a_checkpointed_parent_records_the_handoff_as_the_subgraph_node_step() -
 
     app = parent_with(agent_graph(decide), checkpointer=MemoryCheckpointer())
     app.invoke({"trail": []}, thread_id="t")
-    steps = [(s.step, s.metadata["nodes"]) for s in app.get_state_history("t")]
-    assert steps == [(2, ["after", "bob"]), (1, ["alice"]), (0, ["__start__"])]
+    steps = [(s.step, s.metadata.get("nodes"), s.next) for s in app.get_state_history("t")]
+    assert steps == [
+        (2, ["after", "bob"], ()),
+        (1, ["alice"], ("after", "bob")),
+        (0, ["__start__"], ("alice",)),
+        (-1, None, ("__start__",)),  # the checkpoint before the input: no step ran into it
+    ]
 
 
 def test_messages_of_a_handoff_merge_by_id_in_the_parent() -> None:

@@ -415,7 +415,9 @@ def test_a_str_enum_route_is_checkpointed_as_the_plain_node_name() -> None:
     out = app.invoke(None, thread_id="t")
     assert out.trail == ["b", "c", "c"]
     history = list(app.get_state_history("t"))
-    assert [s.next for s in history] == [(), ("c", "c"), ("b",), ("a", "fails"), ("a", "fails")]
+    assert [s.next for s in history] == [
+        (), ("c", "c"), ("b",), ("a", "fails"), ("a", "fails"), ("__start__",)
+    ]  # fmt: skip
     assert {type(n) for s in history for n in s.next} == {str}
 
 

@@ -54,7 +54,11 @@ def test_with_wait_the_second_run_continues_after_the_first() -> None:
     first.join()
     assert [m.text for m in final.messages] == ["one", "reply to one", "two", "reply to two"]
     history = list(app.get_state_history("t"))
-    assert [h.step for h in history] == [3, 2, 1, 0]  # one linear chain
+    # one linear chain: each input step stands after the checkpoint before its input
+    assert [(h.step, h.next) for h in history] == [
+        (3, ()), (2, ("reply",)), (1, (START,)), (1, ()), (0, ("reply",)), (-1, (START,))
+    ]  # fmt: skip
+    assert [h.parent_id for h in history] == [h.checkpoint_id for h in history[1:]] + [None]
 
 
 def test_a_wait_that_times_out_is_a_concurrent_run_error() -> None:

@@ -178,14 +178,17 @@ def test_react_timeline_message_by_message() -> None:
     assert [m.type for m in second.messages] == ["system", "human", "ai", "tool", "tool"]
     assert [m.tool_call_id for m in second.messages[3:]] == ["call_paris", "call_tokyo"]
 
-    # one checkpoint per step, newest first: input, agent, tools (both calls), agent
+    # one checkpoint per step, newest first: input, agent, tools (both calls), agent;
+    # and, as in LangGraph, the checkpoint before the input (no step ran into it)
     history = list(app.get_state_history("t1"))
-    assert [(s.step, s.metadata["source"], s.metadata["nodes"], s.next) for s in history] == [
+    assert [(s.step, s.metadata["source"], s.metadata.get("nodes"), s.next) for s in history] == [
         (3, "loop", ["agent"], ()),
         (2, "loop", ["tools"], ("agent",)),
         (1, "loop", ["agent"], ("tools",)),
         (0, "input", ["__start__"], ("agent",)),
+        (-1, "input", None, ("__start__",)),
     ]
+    assert history[-1].values.messages == []
     assert history[0].metadata["usage"]["model_calls"] == 2
     assert history[0].metadata["usage"]["tool_calls"] == 2
 

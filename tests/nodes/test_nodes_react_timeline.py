@@ -160,13 +160,14 @@ def test_react_timeline_message_by_message(use_async: bool) -> None:
 def test_react_timeline_checkpoints() -> None:
     _, app, out = run(use_async=False)
     history = list(reversed(list(app.get_state_history("t1"))))
-    assert [(s.step, s.metadata["nodes"], s.next) for s in history] == [
+    assert [(s.step, s.metadata.get("nodes"), s.next) for s in history] == [
+        (-1, None, ("__start__",)),  # the checkpoint before the input: the empty state
         (0, ["__start__"], ("agent",)),
         (1, ["agent"], ("tools",)),
         (2, ["tools"], ("agent",)),
         (3, ["agent"], ()),
     ]
-    assert [len(s.values.messages) for s in history] == [2, 3, 5, 6]
+    assert [len(s.values.messages) for s in history] == [0, 2, 3, 5, 6]
     assert history[-1].values == out
     assert history[-1].metadata["usage"]["tool_calls"] == 2
     # the artifact is stored with its message, and comes back from the checkpoint intact

@@ -110,7 +110,9 @@ def test_a_fork_shows_only_the_head_branch():
     first = next(s for s in app.get_state_history("f") if s.step == 1)  # agent asked for tools
     # the fork re-runs tools; the scripted model now asks about Rome: tools, agent again
     app.invoke(None, thread_id="f", checkpoint_id=first.checkpoint_id)
-    assert len(list(app.get_state_history("f"))) == 8
+    # both branches are kept: 8 stored steps, and the checkpoint before the one input
+    assert len(list(app.get_state_history("f", before_inputs=False))) == 8
+    assert [s.step for s in app.get_state_history("f") if s.next == (START,)] == [-1]
     path = thread_path(app, "f")
     assert [s.step for s in path.steps] == [0, 1, 2, 3, 4, 5]
     assert [s.source for s in path.steps] == ["input", "loop", "fork", "loop", "loop", "loop"]
@@ -118,6 +120,39 @@ def test_a_fork_shows_only_the_head_branch():
     assert visits(diagram)["agent"] == (3, (1, 3, 5))
     assert visits(diagram)["tools"] == (2, (2, 4))
     assert taken(diagram)["tools", "agent"] == 2
+
+
+@pytest.mark.parametrize("turn", [0, 1])
+def test_new_input_before_a_turn_draws_the_branch_it_starts(turn):
+    """Editing a message runs new input at the checkpoint before it: the path is the
+    turns before that message, then the new turn; not the edited turn nor what followed."""
+    from flowgraph import ScriptedChatModel, create_react_agent
+
+    from .conftest import get_weather
+
+    def reply(messages):
+        if messages[-1].type == "human":
+            return {"tool_calls": [{"name": "get_weather", "args": {"city": messages[-1].text}}]}
+        return "ok"
+
+    app = create_react_agent(
+        ScriptedChatModel(reply), [get_weather], checkpointer=MemoryCheckpointer()
+    )
+    for city in ("Paris", "Rome"):
+        app.invoke({"messages": [("user", city)]}, thread_id="e")
+    befores = [s for s in app.get_state_history("e") if s.next == (START,)][::-1]
+    app.invoke({"messages": [("user", "Oslo")]}, befores[turn].config)
+
+    path = thread_path(app, "e")
+    steps = list(range(4 * (turn + 1)))
+    assert [s.step for s in path.steps] == steps
+    assert [s.source for s in path.steps] == ["input", "loop", "loop", "loop"] * turn + [
+        "fork", "loop", "loop", "loop"
+    ]  # fmt: skip
+    diagram = build_diagram(app, thread_id="e")
+    assert visits(diagram)[START] == (turn + 1, tuple(steps[::4]))
+    assert visits(diagram)["tools"] == (turn + 1, tuple(steps[2::4]))
+    assert taken(diagram)["tools", "agent"] == turn + 1
 
 
 def test_subgraph_node_visits_and_exit_edge(subgraph_app):
