@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from flowgraph import START, AIMessage, HumanMessage, MessagesState, StateGraph
+from flowgraph import START, AIMessage, Command, HumanMessage, MessagesState, StateGraph, interrupt
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph import CompiledGraph, StateSnapshot
@@ -167,3 +167,27 @@ def test_an_unknown_derived_id_is_an_unknown_checkpoint(
         with pytest.raises(InvalidUpdateError, match="has no checkpoint"):
             app.invoke({"messages": [HumanMessage("x")]}, thread_id=thread, checkpoint_id=bad)
     assert app.get_state(thread) == history[0]
+
+
+def test_a_command_step_has_no_checkpoint_before_it(
+    checkpointer: BaseCheckpointer, tid: ThreadIds
+) -> None:
+    """A resume (or a Command's update and goto) goes on from where the thread stands: as
+    in LangGraph, no input checkpoint is shown before it, so none can replay it halfway."""
+
+    def ask(state: MessagesState) -> dict[str, list[AIMessage]]:
+        return {"messages": [AIMessage(f"answer: {interrupt('ok?')}")]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    app = g.compile(checkpointer=checkpointer)
+    thread = tid()
+    app.invoke({"messages": [HumanMessage("go")]}, thread_id=thread)
+    done = app.invoke(
+        Command(resume="yes", update={"messages": [HumanMessage("note")]}), thread_id=thread
+    )
+    assert texts(done) == ["go", "note", "answer: yes"]
+    history = list(app.get_state_history(thread))
+    assert [h.next for h in history] == [(), ("ask",), ("ask",), (START,)]
+    assert [h.metadata.get("command", False) for h in history] == [False, True, False, False]
