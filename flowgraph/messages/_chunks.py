@@ -42,6 +42,7 @@ from flowgraph.messages._parts import (
     ToolCallPart,
     VideoPart,
 )
+from flowgraph.messages._repr import message_repr_args
 
 __all__ = ["AIMessageChunk", "ChunkPart", "ToolCallChunk", "merge_chunks"]
 
@@ -138,8 +139,8 @@ class AIMessageChunk(BaseModel):
         return calls
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        for key, value in super().__repr_args__():
-            yield key, (self.content if key == "content" else value)
+        # the fields LangChain's chunk shows, in its order (see _repr)
+        yield from message_repr_args(self)
 
     def __add__(self, other: AIMessageChunk) -> AIMessageChunk:
         if not isinstance(other, AIMessageChunk):

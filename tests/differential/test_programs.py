@@ -24,10 +24,6 @@ XFAIL: dict[str, str] = {
     "state, which LangGraph adds through the parent's reducer again (['brief', 'brief', ...])",
     "p32_dataclass_state": "not in issue #30: a dataclass state schema is refused",
     "p70_get_state_tasks": "not in issue #30: StateSnapshot has no .tasks",
-    "p80_stream_writer_param": "not in issue #30: flowgraph exports no StreamWriter "
-    "(the table's `writer: StreamWriter` row says 'the same')",
-    "p81_interrupt_repr": "not in issue #30: Interrupt's repr has node= and another id",
-    "p82_print_message_chunks": "not in issue #30: a message's repr is not LangChain's",
 }
 """Programs that fail today (strict: drop the mark when fixed): rows of issue #30 not yet
 fixed, and differences the issue does not list."""
