@@ -110,3 +110,15 @@ def test_interrupt_prints_langgraph_fields() -> None:
     assert repr(pause) == "Interrupt(value='proceed?', id='abc-1-0-i0', response_schema=None)"
     assert pause.response_schema is None
     assert pause.node == "ask"
+
+
+def test_messages_state_prints_as_langgraphs_dict() -> None:
+    from flowgraph import MessagesState
+
+    class State(MessagesState):
+        summary: str
+
+    state = State.model_construct(messages=[HumanMessage("q", id="1")])  # as the engine builds it
+    theirs = {"messages": [lc.HumanMessage("q", id="1")]}
+    assert str(state) == repr(state) == str(theirs)  # an unset field is left out, as LangGraph's
+    assert repr(State(messages=[], summary="s")) == "{'messages': [], 'summary': 's'}"
