@@ -139,8 +139,22 @@ class AIMessageChunk(BaseModel):
         return calls
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        # the fields LangChain's chunk shows, in its order (see _repr)
-        yield from message_repr_args(self)
+        # the fields LangChain's chunk shows, in its order (see _repr); a fragment whose
+        # arguments do not read as an object so far shows as an invalid call, as there
+        for key, value in message_repr_args(self):
+            if key == "invalid_tool_calls":
+                value = [
+                    {
+                        "name": p.name,
+                        "args": p.args,
+                        "id": p.id,
+                        "error": None,
+                        "type": "invalid_tool_call",
+                    }
+                    for p in self.tool_call_chunks
+                    if partial_json_object(p.args) is None
+                ]
+            yield key, value
 
     def __add__(self, other: AIMessageChunk) -> AIMessageChunk:
         if not isinstance(other, AIMessageChunk):

@@ -69,6 +69,15 @@ PAIRS: list[tuple[Any, Any]] = [
         ),
     ),
     (
+        AIMessageChunk([ToolCallChunk(index=0, args=' "sf"}')]),
+        lc.AIMessageChunk(
+            content="",
+            tool_call_chunks=[
+                {"index": 0, "id": None, "name": None, "args": ' "sf"}', "type": "tool_call_chunk"}
+            ],
+        ),
+    ),
+    (
         AIMessageChunk("", usage=Usage(input_tokens=3, output_tokens=4)),
         lc.AIMessageChunk(content="", usage_metadata=USAGE),
     ),
