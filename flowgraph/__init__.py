@@ -38,6 +38,7 @@ from flowgraph.errors import (
 )
 
 if _typing.TYPE_CHECKING:
+    from flowgraph._context import StreamWriter
     from flowgraph.graph import (
         END,
         START,
@@ -141,6 +142,7 @@ if _typing.TYPE_CHECKING:
     )
 
 _LAZY = {
+    "StreamWriter": "flowgraph._context",
     "END": "flowgraph.graph",
     "START": "flowgraph.graph",
     "Budget": "flowgraph.graph",
@@ -345,6 +347,7 @@ __all__ = [
     "StoreError",
     "StreamMode",
     "StreamPart",
+    "StreamWriter",
     "SystemMessage",
     "SystemPromptTemplate",
     "TaskFuture",

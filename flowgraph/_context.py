@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, TypeAlias, TypedDict, TypeVar
 
 from flowgraph.errors import BudgetExceededError
 
@@ -21,6 +21,7 @@ __all__ = [
     "RunUsage",
     "RunnableConfig",
     "Runtime",
+    "StreamWriter",
     "TaskMemo",
     "TaskScope",
     "ToolRuntime",
@@ -194,7 +195,12 @@ def emit(mode: str, data: Any) -> None:
         scope.emit(mode, data)
 
 
-def get_stream_writer() -> Callable[[Any], None]:
+StreamWriter: TypeAlias = Callable[[Any], None]
+"""The "custom" stream's writer: what `get_stream_writer()` returns, and what a node
+asking for a `writer` parameter (`def node(state, writer: StreamWriter)`) is given."""
+
+
+def get_stream_writer() -> StreamWriter:
     """A function that sends what it is given to the run's "custom" stream.
 
     Call it inside a node (or a task, or a tool a node runs): when the caller
@@ -344,7 +350,7 @@ class Runtime(Generic[ContextT]):
 
     context: ContextT = None  # type: ignore[assignment]  # None when the run was given none
     store: Any = None
-    stream_writer: Callable[[Any], None] = _discard
+    stream_writer: StreamWriter = _discard
     previous: Any = None
     """The functional API's previous return value (None in a graph)."""
 

@@ -57,6 +57,13 @@ class MessagesState(BaseModel):
         """`"summary" in state`: True when the field has a value."""
         return key in self.__dict__
 
+    def __repr__(self) -> str:
+        # printed as the dict LangGraph's state is: the fields that have a value, in order
+        # (and a paused run's "__interrupt__"), so `print(graph.invoke(...))` reads the same
+        return repr(dict(self.__dict__))
+
+    __str__ = __repr__
+
 
 class ManagedValue:
     """Marks a state field whose value the engine supplies (never stored, never written)."""

@@ -42,6 +42,7 @@ from flowgraph.messages._parts import (
     ToolCallPart,
     VideoPart,
 )
+from flowgraph.messages._repr import message_repr_args
 
 __all__ = ["AIMessageChunk", "ChunkPart", "ToolCallChunk", "merge_chunks"]
 
@@ -138,8 +139,22 @@ class AIMessageChunk(BaseModel):
         return calls
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        for key, value in super().__repr_args__():
-            yield key, (self.content if key == "content" else value)
+        # the fields LangChain's chunk shows, in its order (see _repr); a fragment whose
+        # arguments do not read as an object so far shows as an invalid call, as there
+        for key, value in message_repr_args(self):
+            if key == "invalid_tool_calls":
+                value = [
+                    {
+                        "name": p.name,
+                        "args": p.args,
+                        "id": p.id,
+                        "error": None,
+                        "type": "invalid_tool_call",
+                    }
+                    for p in self.tool_call_chunks
+                    if partial_json_object(p.args) is None
+                ]
+            yield key, value
 
     def __add__(self, other: AIMessageChunk) -> AIMessageChunk:
         if not isinstance(other, AIMessageChunk):

@@ -34,6 +34,7 @@ from flowgraph.messages._parts import (
     VideoPart,
 )
 from flowgraph.messages._pretty import pretty_repr as layout_message
+from flowgraph.messages._repr import message_repr_args
 
 __all__ = [
     "REMOVE_ALL_MESSAGES",
@@ -117,6 +118,10 @@ class BaseMessage(BaseModel):
         if isinstance(content, str):
             return []
         return [part for part in content if isinstance(part, _MEDIA_TYPES)]
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # the fields LangChain's message shows, in its order (see _repr)
+        yield from message_repr_args(self)
 
     def pretty_repr(self, html: bool = False) -> str:
         """The message laid out as LangChain prints it: a `==== Human Message ====` banner,
@@ -325,17 +330,6 @@ class AIMessage(BaseMessage):
                 return True
         return False
 
-    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        # as LangChain shows it: the content as it reads, then the calls it does not show
-        for key, value in super().__repr_args__():
-            if key != "content":
-                yield key, value
-                continue
-            content = self.content
-            yield key, content
-            if isinstance(content, str) and value != content:
-                yield "tool_calls", self.tool_calls
-
 
 def _content_view(message: AIMessage) -> str | list[AIContentPart]:
     """`AIMessage.content` as LangChain reads it, over the stored parts.
@@ -429,6 +423,9 @@ class RemoveMessage(BaseModel):
         if id is not None:
             data["id"] = id
         super().__init__(**data)
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        yield from message_repr_args(self)
 
 
 # -- building messages from plain arguments without the validator ----------------------

@@ -162,6 +162,12 @@ class ToolCall(BaseModel):
     def __contains__(self, key: object) -> bool:
         return key in _TOOL_CALL_KEYS_ORDER
 
+    def __repr__(self) -> str:
+        # printed as the dict LangChain's ToolCall is: `print(message.tool_calls)` reads the same
+        return repr({key: self[key] for key in _TOOL_CALL_KEYS_ORDER})
+
+    __str__ = __repr__
+
 
 _TOOL_CALL_KEYS = frozenset({"id", "name", "args"})
 _TOOL_CALL_KEYS_ORDER = ("name", "args", "id", "type")

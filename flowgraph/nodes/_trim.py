@@ -72,17 +72,48 @@ def _message_text(message: BaseMessage) -> tuple[list[str], int]:
 
 
 def count_tokens_approximately(messages: Sequence[BaseMessage]) -> int:
-    """A fast estimate: characters / 4, plus 3 per message and 85 per media part.
+    """A fast estimate, LangChain's: characters / 4 per message rounded up, plus 3 per message.
 
-    Good enough for windowing; exact counts depend on the model's
+    A message's characters are its text, its role as OpenAI names it ("user",
+    "assistant", "system", "tool") and its name; an AI message's tool calls
+    as LangChain prints them, a tool result's call id. A media part counts
+    85 tokens. Good enough for windowing; exact counts depend on the model's
     tokenizer (see `tiktoken_counter`).
     """
     total = 0
     for message in messages:
-        texts, media = _message_text(message)
-        chars = sum(len(text) for text in texts)
+        chars, media = _approximate_chars(message)
         total += TOKENS_PER_MESSAGE + math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MEDIA * media
     return total
+
+
+_ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+
+
+def _approximate_chars(message: BaseMessage) -> tuple[int, int]:
+    """(characters, media parts) of one message, as `count_tokens_approximately` counts."""
+    chars = len(_ROLES.get(message.type, message.type)) + len(message.name or "")
+    media = 0
+    content = message.content
+    if isinstance(content, str):
+        chars += len(content)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            calls = [
+                {"name": c.name, "args": c.args, "id": c.id, "type": "tool_call"}
+                for c in message.tool_calls
+            ]
+            chars += len(repr(calls))
+    else:
+        for part in content:
+            if isinstance(part, TextPart):
+                chars += len(part.text)
+            elif isinstance(part, ReasoningPart | ToolCallPart):
+                chars += len(repr(part.model_dump(exclude_none=True)))
+            else:
+                media += 1
+    if isinstance(message, ToolMessage):
+        chars += len(message.tool_call_id)
+    return chars, media
 
 
 @lru_cache(maxsize=8)

@@ -197,6 +197,12 @@ class Tool:
         """
         return clean_json_schema(self.args_schema)
 
+    @property
+    def args(self) -> dict[str, Any]:
+        """Each argument's JSON schema, titles kept, by name (LangChain's `tool.args`)."""
+        properties: dict[str, Any] = self.args_schema.model_json_schema().get("properties", {})
+        return properties
+
     def to_openai(self) -> dict[str, Any]:
         """The tool as OpenAI's Chat Completions `tools` entry.
 

@@ -122,13 +122,15 @@ _IDS = (
     ),
     # flowgraph's deterministic message ids: <16 hex>-<step>-<node>-<position>
     re.compile(r"\b[0-9a-f]{16}(?:-\d+){3}\b"),
+    # an interrupt's id: 32 hex in LangGraph, <16 hex>-<step>-<task>-i<position> in flowgraph
+    re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{16}-\d+-\d+-i\d+\b"),
     # a subgraph's namespace entry "node:<task id>": a uuid in LangGraph, 16 hex in flowgraph
     re.compile(r"(?<=:)[0-9a-f]{16}\b"),
 )
 
 
 def normalise(text: str) -> str:
-    """`text` with message ids and uuids replaced: the one documented difference in output."""
+    """`text` with message ids, interrupt ids and uuids replaced: documented differences."""
     for pattern in _IDS:
         text = pattern.sub("<id>", text)
     return text

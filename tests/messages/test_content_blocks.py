@@ -116,7 +116,11 @@ def test_equality_dumps_and_repr() -> None:
     assert messages_from_dicts(messages_to_dicts([message])) == [message]
     assert AIMessage(**message.model_dump()) == message
     shown = repr(message)
-    assert "content='hi', tool_calls=[ToolCall(id='c1', name='add', args={'a': 2})]" in shown
+    assert shown == repr(lc.AIMessage("hi", tool_calls=CALLS))
+    assert "content='hi'" in shown
+    assert (
+        "tool_calls=[{'name': 'add', 'args': {'a': 2}, 'id': 'c1', 'type': 'tool_call'}]" in shown
+    )
 
 
 def test_remove_message_reads_as_an_empty_message() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import types
 from collections.abc import Sequence
@@ -147,14 +148,18 @@ def test_token_window_with_the_default_counter() -> None:
 
 
 def test_approximate_counter() -> None:
+    # LangChain's estimate: (text + OpenAI role + name + calls or call id) / 4, rounded up
+    # per message, plus 3 a message and 85 a media part
     assert count_tokens_approximately([]) == 0
-    assert count_tokens_approximately([HumanMessage("abcd")]) == 3 + 1
-    assert count_tokens_approximately([HumanMessage("abcd", name="Al")]) == 3 + 2
-    assert count_tokens_approximately([HumanMessage("abcde")]) == 3 + 2
+    assert count_tokens_approximately([HumanMessage("abcd")]) == 3 + 2  # "user" + "abcd"
+    assert count_tokens_approximately([HumanMessage("abcd", name="Al")]) == 3 + 3
+    assert count_tokens_approximately([HumanMessage("abcde")]) == 3 + 3
+    assert count_tokens_approximately([ToolMessage("abcd", tool_call_id="c1")]) == 3 + 3
     image = HumanMessage(["look", ImagePart(url="https://example.com/a.png")])
-    assert count_tokens_approximately([image]) == 3 + 1 + 85
+    assert count_tokens_approximately([image]) == 3 + 2 + 85
     call = AIMessage("", tool_calls=[ToolCall(id="c", name="tool", args={"k": "v"})])
-    assert count_tokens_approximately([call]) == 3 + 4  # "tool" + '{"k": "v"}' = 14 chars
+    # "assistant" + "[{'name': 'tool', 'args': {'k': 'v'}, 'id': 'c', 'type': 'tool_call'}]"
+    assert count_tokens_approximately([call]) == 3 + math.ceil((9 + 70) / 4)
     assert count_tokens_approximately([SYS, SYS]) == 2 * count_tokens_approximately([SYS])
 
 

@@ -252,6 +252,16 @@ class Interrupt:
     id: str
     node: str = ""
 
+    @property
+    def response_schema(self) -> None:
+        """Always None: flowgraph's `interrupt()` takes no schema for its answer (LangGraph's
+        field, kept readable for code that checks it)."""
+        return None
+
+    def __repr__(self) -> str:
+        # LangGraph's fields, so a printed "__interrupt__" chunk reads the same
+        return f"Interrupt(value={self.value!r}, id={self.id!r}, response_schema=None)"
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StateSnapshot:

@@ -4,7 +4,8 @@
 `content` and `tool_calls` (`{"name", "args", "id"}`). Under LangGraph
 (`DIFFERENTIAL_LIB=langgraph`, set by the harness) it is langchain_core's
 `FakeMessagesListChatModel`, taught to bind tools and to stream word by word; under
-flowgraph it is `ScriptedChatModel`, which streams the same way.
+flowgraph it is `ScriptedChatModel`, which streams the same way, without the usage and
+provider metadata LangChain's fake model does not report either.
 """
 
 from __future__ import annotations
@@ -21,10 +22,25 @@ _ARGS_SLICE = 8
 def FakeChat(replies: list[Any]) -> Any:
     """A chat model answering with `replies` in turn, on the library the harness runs."""
     if os.environ.get("DIFFERENTIAL_LIB") == "flowgraph":
-        from flowgraph import ScriptedChatModel
-
-        return ScriptedChatModel(replies)
+        return _flowgraph(replies)
     return _langchain(replies)
+
+
+def _flowgraph(replies: list[Any]) -> Any:
+    from flowgraph import ScriptedChatModel
+    from flowgraph.models._call import Output
+
+    class Bare(ScriptedChatModel):
+        # LangChain's fake model reports no usage and no provider metadata (finish_reason,
+        # model_name): neither does this one, so a printed message reads the same
+        def _source(self, call: Any, state: Any) -> Any:
+            for effect in super()._source(call, state):
+                if isinstance(effect, Output):
+                    bare = {"usage": None, "response_metadata": {}}
+                    effect = Output(effect.chunk.model_copy(update=bare))
+                yield effect
+
+    return Bare(replies)
 
 
 def _langchain(replies: list[Any]) -> Any:
