@@ -27,7 +27,15 @@ from flowgraph.viz._model import Diagram
 from flowgraph.viz._names import diagram_identifiers
 from flowgraph.viz._svg import diagram_svg
 
-__all__ = ["ENGINES", "SUFFIXES", "graphviz_available", "render_diagram", "to_html", "to_svg"]
+__all__ = [
+    "ENGINES",
+    "SUFFIXES",
+    "graphviz_available",
+    "png_bytes",
+    "render_diagram",
+    "to_html",
+    "to_svg",
+]
 
 ENGINES = ("auto", "builtin", "graphviz")
 SUFFIXES = (".svg", ".html", ".png", ".mmd", ".dot")
@@ -87,6 +95,11 @@ def to_svg(diagram: Diagram, *, engine: str = "auto") -> str:
     if engine == "graphviz":
         return _run_dot(diagram, "svg", "engine='graphviz'").decode("utf-8")
     return diagram_svg(diagram)
+
+
+def png_bytes(diagram: Diagram) -> bytes:
+    """The diagram as PNG, laid out by Graphviz on this machine (`dot` must be on PATH)."""
+    return _run_dot(diagram, "png", "Drawing a PNG")
 
 
 def to_html(diagram: Diagram, *, engine: str = "auto") -> str:
