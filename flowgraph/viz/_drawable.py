@@ -146,7 +146,7 @@ class DrawableGraph:
             first=first.id if first else None,
             last=last.id if last else None,
             with_styles=with_styles,
-            curve=curve_style.value if isinstance(curve_style, CurveStyle) else curve_style,
+            curve=str(getattr(curve_style, "value", curve_style)),  # any enum of curve names
             styles=[(f.name, getattr(styles, f.name)) for f in fields(styles)],
             wrap_label_n_words=wrap_label_n_words,
             frontmatter_config=frontmatter_config,

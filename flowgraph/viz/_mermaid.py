@@ -155,10 +155,17 @@ _METADATA_ENTITIES = {
     ">": "#62;",
     "|": "#124;",
 }
-_YAML_PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_ ./()-]*")
-_YAML_RESERVED = frozenset(
-    {"", "~", "null", "true", "false", "yes", "no", "on", "off", "y", "n"}
-)  # words YAML would read back as something else than a string
+_YAML_WORDS = frozenset(
+    form
+    for word in ("yes", "no", "true", "false", "on", "off", "null")
+    for form in (word, word.capitalize(), word.upper())
+) | {"~", ""}
+"""Plain words YAML 1.1 reads as a bool or null: such a string is quoted."""
+_YAML_NUMBER = re.compile(
+    r"[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(:[0-5]?[0-9])*(\.[0-9_]*)?"
+    r"([eE][-+][0-9]+)?|\.[0-9][0-9_]*([eE][-+][0-9]+)?|\.(inf|Inf|INF))|\.(nan|NaN|NAN)"
+)
+"""Plain text YAML 1.1 reads as a number: such a string is quoted."""
 
 
 class DrawnNodeLike(Protocol):
@@ -188,6 +195,17 @@ def safe_id(node_id: str) -> str:
     return "".join(ch if ch in _ID_CHARACTERS else f"\\{ord(ch):x}" for ch in node_id)
 
 
+def _plain(text: str) -> bool:
+    """Whether YAML reads `text` back as the same string when written unquoted."""
+    if text in _YAML_WORDS or _YAML_NUMBER.fullmatch(text) or text != text.strip():
+        return False
+    if text[0] in "#,[]{}&*!|>'\"%@`" or (text[0] in "?:-" and text[1:2] in ("", " ")):
+        return False
+    if ": " in text or " #" in text or text.endswith(":"):
+        return False
+    return all(" " <= ch <= "~" for ch in text)
+
+
 def _yaml_scalar(value: object) -> str:
     if value is None:
         return "null"
@@ -196,11 +214,7 @@ def _yaml_scalar(value: object) -> str:
     if isinstance(value, int | float):
         return repr(value)
     text = str(value)
-    looks_numeric = re.fullmatch(r"[-+]?(\d[\d_]*)?\.?\d*([eE][-+]?\d+)?", text) is not None
-    if _YAML_PLAIN.fullmatch(text) and not text.endswith(" ") and not looks_numeric:
-        if text.lower() not in _YAML_RESERVED:
-            return text
-    return "'" + text.replace("'", "''") + "'"
+    return text if _plain(text) else "'" + text.replace("'", "''") + "'"
 
 
 def yaml_block(value: Mapping[str, Any], indent: int = 0) -> str:
