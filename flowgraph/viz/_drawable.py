@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from flowgraph.graph import END, START
 from flowgraph.viz._ascii import diagram_to_ascii
 from flowgraph.viz._mermaid import langgraph_mermaid
-from flowgraph.viz._model import Diagram, DiagramEdge, DiagramNode, subgraph_of
+from flowgraph.viz._model import NODE_KINDS, Diagram, DiagramEdge, DiagramNode, subgraph_of
 
 if TYPE_CHECKING:
     from flowgraph.graph import CompiledGraph
@@ -193,16 +193,33 @@ class DrawableGraph:
         return data
 
     def _diagram(self) -> Diagram:
-        """The neutral model our renderers draw, with the same nodes and edges."""
-        nodes = []
+        """The neutral model our renderers draw: the same nodes and edges, subgraphs as clusters."""
+        nodes, clusters, parents = [], {}, []
         for node in self.nodes.values():
-            kind = "start" if node.id == START else "end" if node.id == END else "function"
-            nodes.append(DiagramNode(node.id, node.name.split(":")[-1], kind))
+            *path, name = node.id.split(":")
+            for depth in range(1, len(path) + 1):
+                cluster = ":".join(path[:depth])
+                if cluster not in clusters:
+                    clusters[cluster] = path[depth - 1]
+                    if depth > 1:
+                        parents.append((cluster, ":".join(path[: depth - 1])))
+            kind = "start" if node.id == START else "end" if node.id == END else _kind(node.data)
+            nodes.append(DiagramNode(node.id, name, kind, ":".join(path) or None))
+        nodes.sort(key=lambda n: n.id == END)  # the top graph's END last, after any cluster
         edges = [
             DiagramEdge(e.source, e.target, "conditional" if e.conditional else "direct", e.data)
             for e in self.edges
         ]
-        return Diagram("graph", tuple(nodes), tuple(edges))
+        return Diagram(
+            "graph", tuple(nodes), tuple(edges), tuple(clusters.items()), None, tuple(parents)
+        )
+
+
+def _kind(data: Any) -> str:
+    if hasattr(data, "spec") and hasattr(data, "graph"):
+        return "subgraph"
+    kind = str(getattr(data, "node_kind", "function"))
+    return kind if kind in NODE_KINDS else "function"
 
 
 def _callable_path(data: Any) -> list[str]:
