@@ -166,6 +166,13 @@ _YAML_NUMBER = re.compile(
     r"([eE][-+][0-9]+)?|\.[0-9][0-9_]*([eE][-+][0-9]+)?|\.(inf|Inf|INF))|\.(nan|NaN|NAN)"
 )
 """Plain text YAML 1.1 reads as a number: such a string is quoted."""
+_YAML_ESCAPES = {
+    ch: "\\" + code
+    for ch, code in zip(
+        '\0\a\b\t\n\v\f\r\x1b\x85\xa0\u2028\u2029"\\', '0abtnvfreN_LP"\\', strict=True
+    )
+}
+"""Characters YAML writes as a backslash escape inside double quotes."""
 
 
 class DrawnNodeLike(Protocol):
@@ -214,7 +221,18 @@ def _yaml_scalar(value: object) -> str:
     if isinstance(value, int | float):
         return repr(value)
     text = str(value)
+    if any(not " " <= ch <= "~" for ch in text):  # YAML's escapes, in double quotes
+        return '"' + "".join(_YAML_ESCAPES.get(ch) or _yaml_escape(ch) for ch in text) + '"'
     return text if _plain(text) else "'" + text.replace("'", "''") + "'"
+
+
+def _yaml_escape(ch: str) -> str:
+    code = ord(ch)
+    if " " <= ch <= "~":
+        return ch
+    if code <= 0xFF:
+        return f"\\x{code:02X}"
+    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
 
 
 def yaml_block(value: Mapping[str, Any], indent: int = 0) -> str:
