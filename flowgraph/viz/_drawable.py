@@ -172,22 +172,30 @@ class DrawableGraph:
     ) -> bytes:
         """A PNG of the graph, drawn on this machine (LangGraph sends the text to mermaid.ink).
 
-        The picture is Graphviz's layout of the same nodes and edges (`dot`
-        must be on PATH); the styling keywords are taken for LangGraph's
-        signature, and `draw_method`, `max_retries`, `base_url` and the like
-        are ignored since nothing is sent anywhere.
+        Our own layout and pixel font draw it, with nothing native and no
+        network: the picture is ours, not Mermaid's. The Mermaid styling
+        keywords are taken for LangGraph's signature; `draw_method`,
+        `max_retries`, `base_url` and the like are ignored, since nothing
+        is sent anywhere.
         """
-        del curve_style, node_colors, wrap_label_n_words, background_color, ignored
-        return self.draw_png(output_file_path)
+        del curve_style, node_colors, wrap_label_n_words, ignored
+        return self.draw_png(output_file_path, background_color=background_color)
 
     def draw_png(
-        self, output_file_path: str | os.PathLike[str] | None = None, **ignored: Any
+        self,
+        output_file_path: str | os.PathLike[str] | None = None,
+        *,
+        background_color: str = "white",
+        **ignored: Any,
     ) -> bytes:
-        """The graph as PNG bytes (Graphviz's layout), also written to `output_file_path`."""
+        """The graph as PNG bytes (our own layout), also written to `output_file_path`.
+
+        `fontname` and `labels` (LangGraph's pygraphviz keywords) are ignored.
+        """
         from flowgraph.viz._render import png_bytes
 
         del ignored
-        data = png_bytes(self._diagram())
+        data = png_bytes(self._diagram(), background=background_color)
         if output_file_path is not None:
             Path(output_file_path).write_bytes(data)
         return data

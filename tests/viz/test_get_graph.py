@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
+import struct
+import zlib
+from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -353,30 +354,52 @@ def test_draw_ascii_names_every_node_and_edge() -> None:
         assert name in text
 
 
-def _fake_dot(folder: Path) -> Path:
-    """A `dot` that saves the DOT source it is given and answers with fixed PNG bytes."""
-    script = folder / "dot"
-    script.write_text(
-        f"#!/bin/sh\ncat > \"{folder}/input.dot\"\nprintf '\\211PNG\\r\\n\\032\\nfake'\n"
-    )
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return script
+def _decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Width, height and RGB rows of a PNG whose rows are unfiltered (as ours are)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at, chunks = 8, {}
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        (crc,) = struct.unpack(">I", data[at + 8 + length : at + 12 + length])
+        assert zlib.crc32(kind + body) == crc
+        chunks[kind] = chunks.get(kind, b"") + body
+        at += 12 + length
+    width, height, depth, colour, _, _, _ = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
+    assert (depth, colour) == (8, 2)  # 8-bit RGB
+    raw = zlib.decompress(chunks[b"IDAT"])
+    stride = 1 + 3 * width
+    rows = [raw[y * stride : (y + 1) * stride] for y in range(height)]
+    assert all(row[0] == 0 for row in rows)
+    return width, height, [row[1:] for row in rows]
 
 
-@pytest.mark.skipif(os.name != "posix", reason="the fake dot is a shell script")
-def test_png_is_drawn_on_this_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _fake_dot(tmp_path)
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+def _colours(rows: list[bytes]) -> Counter[tuple[int, int, int]]:
+    return Counter(tuple(row[i : i + 3]) for row in rows for i in range(0, len(row), 3))
+
+
+def test_png_is_drawn_here_with_no_dependency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "")  # no Graphviz, no browser: nothing is run, nothing is sent
     out = tmp_path / "graph.png"
     drawing = _labelled().get_graph()
     data = drawing.draw_mermaid_png(output_file_path=str(out), draw_method="api")
-    assert data == b"\x89PNG\r\n\x1a\nfake" and out.read_bytes() == data
-    source = (tmp_path / "input.dot").read_text()
-    assert "ask" in source and "stop" in source and "no" in source
-    assert drawing.draw_png() == data
+    assert out.read_bytes() == data
+    width, height, rows = _decode_png(data)
+    assert 200 < width < 2000 and 200 < height < 2000
+    colours = _colours(rows)
+    assert colours[(255, 255, 255)] > width * height / 3  # the white background
+    assert colours[(0x1F, 0x29, 0x37)] > 1000  # START and END's dark boxes
+    assert colours[(0xF8, 0xFA, 0xFC)] > 1000  # three function boxes
+    assert colours[(0x0F, 0x17, 0x2A)] > 100  # their names, in the pixel font
+    assert drawing.draw_png() == data  # the same drawing, every time
+    dark = drawing.draw_png(background_color="#000000")
+    assert _colours(_decode_png(dark)[2])[(0, 0, 0)] > width * height / 3
 
 
-def test_png_without_graphviz_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", "")
-    with pytest.raises(DiagramError, match="Graphviz"):
-        _chain().get_graph().draw_mermaid_png()
+def test_png_draws_more_when_the_graph_has_more() -> None:
+    small = _decode_png(_chain().get_graph().draw_png())
+    nested = _decode_png(_nested().get_graph(xray=True).draw_png())
+    assert nested[1] > small[1]  # more ranks, a taller picture
+    assert _colours(nested[2])[(0xF1, 0xF5, 0xF9)] > 1000  # a nested subgraph's shaded box
