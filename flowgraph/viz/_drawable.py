@@ -416,6 +416,24 @@ def _expand(graph: DrawableGraph, name: str, inner: DrawableGraph) -> None:
         graph.edges[index] = edge
 
 
+def _called_graph(fn: Any) -> CompiledGraph | None:
+    """A compiled graph a node's function calls (`sub.invoke(state)`), found by name.
+
+    The names the function's code reads, closure variables first, then
+    globals: the first that is a compiled graph is the subgraph xray draws
+    inside the node, as LangGraph does.
+    """
+    try:
+        names = inspect.getclosurevars(inspect.unwrap(fn))
+    except (TypeError, ValueError):  # a callable object or a builtin: nothing to read
+        return None
+    for value in (*names.nonlocals.values(), *names.globals.values()):
+        if hasattr(value, "spec") and hasattr(value, "graph") and hasattr(value, "get_graph"):
+            found: CompiledGraph = value
+            return found
+    return None
+
+
 def drawable_graph(app: CompiledGraph, *, xray: bool | int = False) -> DrawableGraph:
     """`app` as LangGraph's drawable graph; `xray` expands subgraph nodes (an int: that deep)."""
     from flowgraph.graph._functional import Entrypoint
@@ -443,7 +461,7 @@ def drawable_graph(app: CompiledGraph, *, xray: bool | int = False) -> DrawableG
     if xray:
         deeper = xray if isinstance(xray, bool) or xray <= 0 else xray - 1
         for name, spec in app.spec.nodes.items():
-            inner = subgraph_of(spec)
+            inner = subgraph_of(spec) or _called_graph(spec.fn)
             if inner is not None:
                 _expand(graph, name, drawable_graph(inner, xray=deeper))
     return graph

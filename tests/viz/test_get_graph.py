@@ -403,3 +403,31 @@ def test_png_draws_more_when_the_graph_has_more() -> None:
     nested = _decode_png(_nested().get_graph(xray=True).draw_png())
     assert nested[1] > small[1]  # more ranks, a taller picture
     assert _colours(nested[2])[(0xF1, 0xF5, 0xF9)] > 1000  # a nested subgraph's shaded box
+
+
+_CALLED = _chain()
+
+
+def test_xray_finds_a_graph_a_node_calls() -> None:
+    def by_global(state: State) -> dict[str, Any]:
+        return {"n": _CALLED.invoke(state)["n"]}
+
+    def by_closure(graph: CompiledGraph) -> Any:
+        return lambda state: graph.invoke(state)
+
+    class Caller:
+        def __call__(self, state: State) -> dict[str, Any]:
+            return dict(_CALLED.invoke(state))
+
+    builder = StateGraph(State)
+    builder.add_node("g", by_global)
+    builder.add_node("c", by_closure(_CALLED))
+    builder.add_node("o", Caller())  # an object: its code is not read
+    builder.add_edge(START, "g")
+    builder.add_edge("g", "c")
+    builder.add_edge("c", "o")
+    app = builder.compile()
+    assert list(app.get_graph().nodes) == ["__start__", "g", "c", "o", "__end__"]
+    assert list(app.get_graph(xray=True).nodes) == [
+        "__start__", "o", "__end__", "g:one", "g:two", "c:one", "c:two"
+    ]  # fmt: skip
