@@ -244,7 +244,9 @@ def _callable_path(data: Any) -> list[str]:
 
 _Found = tuple[str, str, bool, str | None]
 """(source, target, conditional, label) of an edge the dry run found."""
-_Write = tuple[tuple[str, ...], bool, str | None]
+_Channel = tuple[str, str]
+"""("to", node) starts the node; ("join", index) is a join's barrier."""
+_Write = tuple[_Channel, bool, str | None]
 """(channel, conditional, label): what a node writes that may start another node."""
 
 
@@ -269,14 +271,19 @@ class _Structure:
     to_end: dict[str, list[_Found]] = field(default_factory=lambda: defaultdict(list))
     """Conditional ways to END (edges at once: END is no node to start)."""
     joins: list[tuple[frozenset[str], str]] = field(default_factory=list)
+    inputs: dict[str, list[_Channel]] = field(default_factory=lambda: defaultdict(list))
+    """The channels each node listens to: its own, and its joins' barriers."""
 
 
 def _structure(spec: GraphSpec) -> _Structure:
     out = _Structure(joins=list(spec.joins))
+    for name in spec.nodes:
+        out.inputs[name].append(("to", name))
     for source, target in spec.edges:
         if target != END:
             out.regular[source].append((("to", target), False, None))
-    for index, (sources, _target) in enumerate(spec.joins):
+    for index, (sources, target) in enumerate(spec.joins):
+        out.inputs[target].append(("join", str(index)))
         for source in sorted(sources):
             out.regular[source].append((("join", str(index)), False, None))
     ways: list[tuple[str, str, str]] = []
@@ -287,12 +294,11 @@ def _structure(spec: GraphSpec) -> _Structure:
             ways += [(branch.source, t, t) for t in branch.targets or ()]
     for name, node in spec.nodes.items():
         ways += [(name, target, target) for target in node.destinations]
-    for source, label, target in ways:
-        shown = None if label == target else label
+    for source, label, target in ways:  # the label as written: None only when drawn
         if target == END:
-            out.to_end[source].append((source, END, True, shown))
+            out.to_end[source].append((source, END, True, label))
         else:
-            out.declared[source].append((("to", target), True, shown))
+            out.declared[source].append((("to", target), True, label))
     return out
 
 
@@ -304,41 +310,54 @@ def _dry_run(spec: GraphSpec) -> tuple[list[_Found], list[str]]:
     step_sources: dict[str, set[_Write]] = {}
     started: set[str] = set()
     barriers: dict[int, set[str]] = defaultdict(set)
+    waiting: dict[str, bool] = {}
     tasks = [START]
     for _ in range(-1, _DRY_RUN_STEPS):
         if not tasks:
             break
-        written: set[tuple[str, ...]] = set()
+        written: set[_Channel] = set()
         step_sources = {}
         for task in tasks:
-            writes = set(structure.regular[task]) | set(structure.declared[task])
-            written |= {channel for channel, _, _ in structure.regular[task]}
+            # where a node first runs, a channel its branch may write takes that branch's
+            # (last) label, even where a direct edge writes it: LangGraph's bookkeeping
+            labels: dict[_Channel, str | None] = {}
             if task not in started:
                 started.add(task)
-                written |= {channel for channel, _, _ in structure.declared[task]}
+                labels = {channel: label for channel, _, label in structure.declared[task]}
+                written |= labels.keys()
                 found |= set(structure.to_end[task])
+            writes = set(structure.declared[task])
+            for channel, _, _ in structure.regular[task]:
+                written.add(channel)
+                marked = channel in labels
+                writes.add((channel, marked, labels[channel] if marked else None))
             step_sources[task] = writes
             for index, (members, _target) in enumerate(structure.joins):
                 if task in members:
                     barriers[index].add(task)
         sources.update(step_sources)
-        by_channel: dict[tuple[str, ...], set[tuple[str, bool, str | None]]] = defaultdict(set)
+        by_channel: dict[_Channel, set[tuple[str, bool, str | None]]] = defaultdict(set)
         for source, writes in sources.items():
             for channel, conditional, label in writes:
                 by_channel[channel].add((source, conditional, label))
-        tasks = []
+        ready: list[str] = []
         for name in spec.nodes:
-            triggers = [("to", name)] if ("to", name) in written else []
+            started_by = ("to", name) in written
             for index, (members, target) in enumerate(structure.joins):
                 if target == name and ("join", str(index)) in written:
                     if barriers[index] >= members:
                         barriers[index].clear()
-                        triggers.append(("join", str(index)))
-            if not triggers:
-                continue
-            tasks.append(name)
+                        started_by = True
+            if spec.nodes[name].defer:  # held back until a step starts no other node
+                waiting[name] = waiting.get(name, False) or started_by
+            elif started_by:
+                ready.append(name)
+        if not ready:
+            ready = [name for name in spec.nodes if waiting.pop(name, False)]
+        tasks = ready
+        for name in ready:
             added = False
-            for channel in sorted(triggers):
+            for channel in structure.inputs[name]:  # a node reads every channel it listens to
                 for source, conditional, label in sorted(by_channel[channel], key=_write_order):
                     found.add((source, name, conditional, label))
                     if (channel, conditional, label) in step_sources.get(source, set()):
@@ -451,7 +470,8 @@ def drawable_graph(app: CompiledGraph, *, xray: bool | int = False) -> DrawableG
         graph.nodes[name] = Node(name, name, data, _metadata(app, name))
     found, last_step = _dry_run(app.spec)
     for source, target, conditional, label in found:
-        _add_edge(graph, source, target, data=label, conditional=conditional)
+        shown = None if label == target else label  # a list path_map or a hint: no label
+        _add_edge(graph, source, target, data=shown, conditional=conditional)
     termini = {t for _, t, _, _ in found if t != END} - {s for s, _, _, _ in found}
     if termini:
         for source in sorted(termini):
