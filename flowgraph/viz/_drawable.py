@@ -271,6 +271,8 @@ class _Structure:
     to_end: dict[str, list[_Found]] = field(default_factory=lambda: defaultdict(list))
     """Conditional ways to END (edges at once: END is no node to start)."""
     joins: list[tuple[frozenset[str], str]] = field(default_factory=list)
+    joins_into: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    """The joins (by index) that lead to each node."""
     inputs: dict[str, list[_Channel]] = field(default_factory=lambda: defaultdict(list))
     """The channels each node listens to: its own, and its joins' barriers."""
 
@@ -284,6 +286,7 @@ def _structure(spec: GraphSpec) -> _Structure:
             out.regular[source].append((("to", target), False, None))
     for index, (sources, target) in enumerate(spec.joins):
         out.inputs[target].append(("join", str(index)))
+        out.joins_into[target].append(index)
         for source in sorted(sources):
             out.regular[source].append((("join", str(index)), False, None))
     ways: list[tuple[str, str, str]] = []
@@ -310,13 +313,19 @@ def _dry_run(spec: GraphSpec) -> tuple[list[_Found], list[str]]:
     step_sources: dict[str, set[_Write]] = {}
     started: set[str] = set()
     barriers: dict[int, set[str]] = defaultdict(set)
-    waiting: dict[str, bool] = {}
+    waiting: set[str] = set()  # deferred nodes whose own channel was written
     tasks = [START]
     for _ in range(-1, _DRY_RUN_STEPS):
         if not tasks:
             break
         written: set[_Channel] = set()
+        completed: set[int] = set()  # joins whose last source wrote in this step
         step_sources = {}
+        for task in tasks:  # a task first takes what started it: a join's barrier is reset
+            waiting.discard(task)
+            for index in structure.joins_into[task]:
+                if barriers[index] >= structure.joins[index][0]:
+                    barriers[index].clear()
         for task in tasks:
             # where a node first runs, a channel its branch may write takes that branch's
             # (last) label, even where a direct edge writes it: LangGraph's bookkeeping
@@ -333,8 +342,10 @@ def _dry_run(spec: GraphSpec) -> tuple[list[_Found], list[str]]:
                 writes.add((channel, marked, labels[channel] if marked else None))
             step_sources[task] = writes
             for index, (members, _target) in enumerate(structure.joins):
-                if task in members:
+                if task in members and task not in barriers[index]:
                     barriers[index].add(task)
+                    if barriers[index] >= members:
+                        completed.add(index)
         sources.update(step_sources)
         by_channel: dict[_Channel, set[tuple[str, bool, str | None]]] = defaultdict(set)
         for source, writes in sources.items():
@@ -342,18 +353,21 @@ def _dry_run(spec: GraphSpec) -> tuple[list[_Found], list[str]]:
                 by_channel[channel].add((source, conditional, label))
         ready: list[str] = []
         for name in spec.nodes:
-            started_by = ("to", name) in written
-            for index, (members, target) in enumerate(structure.joins):
-                if target == name and ("join", str(index)) in written:
-                    if barriers[index] >= members:
-                        barriers[index].clear()
-                        started_by = True
             if spec.nodes[name].defer:  # held back until a step starts no other node
-                waiting[name] = waiting.get(name, False) or started_by
-            elif started_by:
+                if ("to", name) in written:
+                    waiting.add(name)
+            elif ("to", name) in written or completed & set(structure.joins_into[name]):
                 ready.append(name)
-        if not ready:
-            ready = [name for name in spec.nodes if waiting.pop(name, False)]
+        if not ready:  # the step started nothing: deferred nodes with all they wait for go
+            ready = [
+                name
+                for name in spec.nodes
+                if spec.nodes[name].defer
+                and (
+                    name in waiting
+                    or any(barriers[i] >= structure.joins[i][0] for i in structure.joins_into[name])
+                )
+            ]
         tasks = ready
         for name in ready:
             added = False

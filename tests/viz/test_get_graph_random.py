@@ -41,7 +41,7 @@ class Description:
 
 def _describe(rng: random.Random) -> Description:
     names = [f"n{i}" for i in range(rng.randint(1, 6))]
-    out = Description(nodes=[(name, rng.random() < 0.1) for name in names])
+    out = Description(nodes=[(name, rng.random() < 0.25) for name in names])
     sources, targets = ["__start__", *names], [*names, "__end__"]
     out.edges.append(("__start__", rng.choice(names)))
     for _ in range(rng.randint(0, len(names) + 2)):
@@ -90,19 +90,12 @@ def _build(library: Any, description: Description) -> Any:
     return builder.compile()
 
 
-def _deferred_join(description: Description) -> bool:
-    deferred = {name for name, defer in description.nodes if defer}
-    return any(target in deferred for _, target in description.joins)
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_random_graphs_draw_as_langgraph_draws_them(seed: int) -> None:
     rng = random.Random(seed)
     compared = 0
     for _ in range(150):
         description = _describe(rng)
-        if _deferred_join(description):
-            continue  # a join into a deferred node waits otherwise in LangGraph: not modelled
         try:
             theirs = _build(langgraph_graph, description).get_graph()
         except (ValueError, TypeError):  # TypeError: its sort of edge labels meets a None
