@@ -5,13 +5,18 @@ run of the graph's structure (no node is called): from START, each step
 runs the nodes its edges reached, and every edge a node may take (direct,
 a conditional edge's path_map or `Literal` values, `Command` destinations,
 a join once all its sources ran) that leads to a node run next is drawn.
+A branch or a Command leads on only the first time its node runs, and a
+deferred node waits for a step that starts no other node, as in LangGraph.
 So a node only an open branch (no path_map, no hint) leads to is drawn
 without edges, a node that is reached but leads nowhere gets a solid edge
-to END, and when no edge reaches END the nodes of the dry run's last step
-get a dashed one. Edges are in sorted order, one per (source, target).
+to END, and when no edge reaches END the node(s) of the dry run's last
+step (a cycle runs 250 steps) get a dashed one. Edges come in sorted
+order, one per (source, target). `tests/viz/test_get_graph_random.py`
+compares the result with LangGraph's on random graphs.
 
-With `xray` a compiled graph used as a node is drawn as its own nodes
-(`parent:child`), trimmed of its START and END, as LangGraph does.
+With `xray` a compiled graph used as a node, or called by a node's
+function, is drawn as its own nodes (`parent:child`), trimmed of its START
+and END, as LangGraph does.
 """
 
 from __future__ import annotations
