@@ -91,6 +91,11 @@ class Diagrams:
         del config
         return diagram_functions().get_graph(self, xray)
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """In a notebook the graph shows as its picture (drawn here, as `draw_mermaid_png`)."""
+        del kwargs
+        return {"text/plain": repr(self), "image/png": self.get_graph().draw_mermaid_png()}
+
     async def aget_graph(
         self, config: Mapping[str, Any] | None = None, *, xray: bool | int = False
     ) -> Any:

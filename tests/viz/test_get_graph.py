@@ -431,3 +431,10 @@ def test_xray_finds_a_graph_a_node_calls() -> None:
     assert list(app.get_graph(xray=True).nodes) == [
         "__start__", "o", "__end__", "g:one", "g:two", "c:one", "c:two"
     ]  # fmt: skip
+
+
+def test_a_notebook_shows_the_graphs_picture() -> None:
+    app = _labelled()
+    bundle = app._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(app)
+    assert bundle["image/png"] == app.get_graph().draw_mermaid_png()
