@@ -398,7 +398,7 @@ def _metadata(app: CompiledGraph, name: str) -> dict[str, Any] | None:
         metadata["__interrupt"] = ",".join(
             w for w, on in (("before", before), ("after", after)) if on
         )
-    tools = getattr(spec.fn, "tools", None)
+    tools = getattr(inspect.unwrap(spec.fn), "tools", None)
     if spec.kind == "tool" and isinstance(tools, Mapping) and tools:
         metadata["__tools"] = list(tools)
     return metadata or None
@@ -485,7 +485,7 @@ def drawable_graph(app: CompiledGraph, *, xray: bool | int = False) -> DrawableG
         return graph
     graph.nodes[START] = Node(START, START, None, None)
     for name, spec in app.spec.nodes.items():
-        data = subgraph_of(spec) or spec.fn
+        data = subgraph_of(spec) or inspect.unwrap(spec.fn)  # the function as written
         graph.nodes[name] = Node(name, name, data, _metadata(app, name))
     found, last_step = _dry_run(app.spec)
     for source, target, conditional, label in found:

@@ -438,3 +438,16 @@ def test_a_notebook_shows_the_graphs_picture() -> None:
     bundle = app._repr_mimebundle_()
     assert bundle["text/plain"] == repr(app)
     assert bundle["image/png"] == app.get_graph().draw_mermaid_png()
+
+
+def test_a_node_asking_for_its_config_is_drawn_as_the_function_written() -> None:
+    def configured(state: State, config: Any) -> dict[str, Any]:
+        return {}
+
+    builder = StateGraph(State)
+    builder.add_node("c", configured)
+    builder.add_edge(START, "c")
+    drawing = builder.compile().get_graph()
+    assert drawing.nodes["c"].data is configured
+    path = drawing.to_json()["nodes"][1]["data"]["id"]
+    assert path == [*__name__.split("."), configured.__qualname__]  # not the injecting wrapper
