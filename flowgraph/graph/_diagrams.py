@@ -10,7 +10,7 @@ The graph layer may not import the viz layer (viz builds on graph), so
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,8 @@ class DiagramFunctions:
     to_mermaid_sequence: Callable[[App, str], str]
     render: Callable[[App, str | os.PathLike[str], str | None, str], Path]
     """(app, path, thread_id, engine) -> the written file."""
+    get_graph: Callable[[App, bool | int], Any]
+    """(app, xray) -> the drawable graph (`flowgraph.viz`'s `DrawableGraph`)."""
 
 
 _registered: list[DiagramFunctions] = []
@@ -74,6 +76,31 @@ class Diagrams:
     def to_mermaid_sequence(self, thread_id: str) -> str:
         """The thread's conversation as a Mermaid sequence diagram (user, model, tools)."""
         return diagram_functions().to_mermaid_sequence(self, thread_id)
+
+    def get_graph(
+        self, config: Mapping[str, Any] | None = None, *, xray: bool | int = False
+    ) -> Any:
+        """The graph as LangGraph's drawable graph: `.nodes`, `.edges`, `.draw_mermaid()`...
+
+        Returns a `flowgraph.viz.DrawableGraph` (typed Any here: the graph
+        layer cannot name a viz class). `xray=True` draws the nodes of
+        subgraphs too (ids `parent:child`), an int only that many levels
+        deep. `config` is taken for LangGraph's signature; the drawing does
+        not depend on it.
+        """
+        del config
+        return diagram_functions().get_graph(self, xray)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """In a notebook the graph shows as its picture (drawn here, as `draw_mermaid_png`)."""
+        del kwargs
+        return {"text/plain": repr(self), "image/png": self.get_graph().draw_mermaid_png()}
+
+    async def aget_graph(
+        self, config: Mapping[str, Any] | None = None, *, xray: bool | int = False
+    ) -> Any:
+        """`get_graph` for async code (drawing does no I/O)."""
+        return self.get_graph(config, xray=xray)
 
     def render(
         self,

@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING
 from flowgraph.graph._diagrams import DiagramFunctions, register_diagram_functions
 from flowgraph.viz._ascii import diagram_to_ascii
 from flowgraph.viz._dot import diagram_to_dot
+from flowgraph.viz._drawable import CurveStyle as CurveStyle
+from flowgraph.viz._drawable import DrawableGraph as DrawableGraph
+from flowgraph.viz._drawable import NodeStyles as NodeStyles
+from flowgraph.viz._drawable import drawable_graph
 from flowgraph.viz._mermaid import diagram_to_mermaid
 from flowgraph.viz._model import Diagram, DiagramEdge, DiagramNode, build_diagram
 from flowgraph.viz._render import render_diagram
@@ -87,5 +91,6 @@ register_diagram_functions(
         render=lambda app, path, thread_id, engine: render(
             app, path, thread_id=thread_id, engine=engine
         ),
+        get_graph=lambda app, xray: drawable_graph(app, xray=xray),
     )
 )

@@ -50,6 +50,7 @@ __all__ = [
     "DiagramNode",
     "build_diagram",
     "display_name",
+    "subgraph_of",
 ]
 
 NODE_KINDS = ("start", "end", "model", "tool", "router", "persona", "function", "subgraph")
@@ -271,13 +272,13 @@ def _walk(
                 nid,
                 name,
                 spec.kind,
-                nid if _subgraph_of(spec) is not None else cluster,
+                nid if subgraph_of(spec) is not None else cluster,
                 _details(spec),
                 len(ran),
                 tuple(sorted(ran)),
             )
         )
-        inner = _subgraph_of(spec)
+        inner = subgraph_of(spec)
         if inner is not None:
             out.clusters.append((nid, name))
             if cluster is not None:
@@ -290,7 +291,7 @@ def _walk(
         out.edges.append(DiagramEdge(exits.get(sid, sid), node_id(target), kind, label, count))
 
 
-def _subgraph_of(spec: Any) -> CompiledGraph | None:
+def subgraph_of(spec: Any) -> CompiledGraph | None:
     if spec.kind != "subgraph":
         return None
     inner = getattr(spec.fn, "subgraph", None)
