@@ -365,10 +365,12 @@ class _Reader:
             for projection in fresh.projections:
                 projection.lazy = True
         self.fresh.clear()
+        announced = bool(part.namespace) and part.namespace not in self.scopes
         scope = self.scope(part.namespace)
         if part.mode == "values":
             scope.latest = part.data
-            scope.values.push(part.data)
+            if not announced:  # a subgraph's input, which announces it: not in its handle's
+                scope.values.push(part.data)  # values, as LangGraph's handle misses it too
         elif part.mode == "messages":
             chunk = part.data
             if isinstance(chunk, AIMessageChunk):
@@ -388,6 +390,8 @@ class _Reader:
                 depth = len(part.namespace)
                 for namespace, child in sorted(self.scopes.items(), key=lambda kv: -len(kv[0])):
                     if len(namespace) > depth and namespace[:depth] == part.namespace:
+                        if child.status == "started" and child.latest is not None:
+                            child.values.push(child.latest)  # its last values part, as above
                         self.settle(child, "interrupted", None)
                 for above in range(depth, 0, -1):
                     self.settle(self.scope(part.namespace[:above]), "interrupted", None)
