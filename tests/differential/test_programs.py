@@ -14,7 +14,7 @@ from tests.differential._harness import PROGRAMS, normalise, rewrite, run
 
 pytest.importorskip("langgraph")
 
-ALL = sorted(PROGRAMS.glob("p[0-9][0-9]_*.py"))
+ALL = sorted(PROGRAMS.glob("p[0-9][0-9]*_*.py"))  # p100 on have three digits
 
 XFAIL: dict[str, str] = {
     "p47_draw_mermaid": "issue #30: graph.get_graph().draw_mermaid()",
@@ -28,6 +28,9 @@ XFAIL: dict[str, str] = {
     "(the table's `writer: StreamWriter` row says 'the same')",
     "p81_interrupt_repr": "not in issue #30: Interrupt's repr has node= and another id",
     "p82_print_message_chunks": "not in issue #30: a message's repr is not LangChain's",
+    "p159_node_metadata": "not in issue #30: add_node(metadata=...) does not reach the node's "
+    "config['metadata'] (LangGraph merges it there; the TaskScope graph/_engine builds for a "
+    "task carries no node metadata for _context.run_config to add)",
 }
 """Programs that fail today (strict: drop the mark when fixed): rows of issue #30 not yet
 fixed, and differences the issue does not list."""
@@ -60,6 +63,20 @@ EXPECTED: dict[str, Callable[[str], str]] = {
     "p94_trim_include_system_default": lambda out: out.replace("['a1', 'q2']", "['rules', 'q2']"),
     # a turn already in the thread (same id, same content) is not run again
     "p95_same_message_twice": lambda out: "".join(out.splitlines(keepends=True)[:1] * 2),
+    # a resume at an interrupt answered since forks with the new answer (LangGraph #6663)
+    "p174_resume_answered_interrupt": lambda out: (
+        out.splitlines(keepends=True)[0] + out.splitlines(keepends=True)[1].replace("yes", "no")
+    ),
+    # store.search: the newest write first, also among equal scores (LangGraph's
+    # InMemoryStore: the order the items were first put)
+    "p157_store_search_order": lambda out: (
+        out.replace(
+            "(('notes',), 'a'), (('notes',), 'c'), (('other',), 'z')",
+            "(('other',), 'z'), (('notes',), 'c'), (('notes',), 'a')",
+        )
+        .replace("['a', 'c']", "['c', 'a']")
+        .replace("['first', 'second', 'third']", "['third', 'second', 'first']")
+    ),
 }
 """Where flowgraph differs on purpose: LangGraph's output -> what flowgraph prints instead."""
 
