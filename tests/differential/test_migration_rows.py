@@ -168,6 +168,7 @@ ROWS: dict[str, tuple[str, ...]] = {
         "p44_functional_interrupt",
         "p45_functional_previous",
         "p72_ainvoke_functional",
+        "p175_entrypoint_injected",
     ),
     "`@task(retry_policy=...)`": ("p90_task_retry_policy", "p72_ainvoke_functional"),
     # threads, checkpoints, interrupts
