@@ -158,6 +158,7 @@ ROWS: dict[str, tuple[str, ...]] = {
         "p92_no_outgoing_edge",
     ),
     "a node returning `None`": ("p75_node_returns_none",),
+    '`stream_mode="debug"`': ("p176_debug_mode",),
     '`stream_mode="messages"`': ("p10_stream_messages_tokens", "p168_messages_metadata"),
     '`stream_mode="custom"`': ("p09_stream_multiple_modes", "p11_stream_custom"),
     "`stream(..., subgraphs=True)`": ("p12_stream_subgraphs", "p88_stream_v2_subgraphs"),

@@ -67,6 +67,10 @@ EXPECTED: dict[str, Callable[[str], str]] = {
     "p174_resume_answered_interrupt": lambda out: (
         out.splitlines(keepends=True)[0] + out.splitlines(keepends=True)[1].replace("yes", "no")
     ),
+    # stream_mode "debug", "tasks" and "checkpoints" are not offered (mode="events" instead)
+    "p176_debug_mode": lambda out: "".join(
+        f"{line.split()[0]} ValueError\n" for line in out.splitlines()
+    ),
     # store.search: the newest write first, also among equal scores (LangGraph's
     # InMemoryStore: the order the items were first put)
     "p157_store_search_order": lambda out: (
