@@ -65,6 +65,7 @@ ROWS: dict[str, tuple[str, ...]] = {
         "p84_chunk_tool_calls",
         "p10_stream_messages_tokens",
         "p152_content_blocks",
+        "p177_content_list_with_calls",
     ),
     "`langgraph.prebuilt.create_react_agent(model, tools, prompt=...)`": (
         "p04_create_react_agent_prompt",

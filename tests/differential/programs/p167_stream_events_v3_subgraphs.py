@@ -22,3 +22,6 @@ run = graph.stream_events({"text": "hey"}, version="v3")
 for sub in run.subgraphs:
     print(len(sub.path), list(sub.values), sub.output)
 print(run.output, run.interrupted)
+run = graph.stream_events({"text": "ho"}, version="v3")
+for event in run.lifecycle:
+    print(event["event"], len(event["namespace"]), event.get("graph_name"))
