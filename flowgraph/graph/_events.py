@@ -335,6 +335,9 @@ class _Reader:
             found = self.scopes[namespace] = _Scope(self._pull, namespace)
             self.fresh.append(found)
             if parent is not None:
+                # the part announcing a subgraph run is its input: LangGraph's handle
+                # of it is not read yet, so its values do not keep it
+                found.values.lazy = True
                 graph_name = namespace[-1].partition(":")[0]
                 started = {"event": "started", "namespace": list(namespace)}
                 self._announce(namespace, {**started, "graph_name": graph_name})
@@ -365,12 +368,10 @@ class _Reader:
             for projection in fresh.projections:
                 projection.lazy = True
         self.fresh.clear()
-        announced = bool(part.namespace) and part.namespace not in self.scopes
         scope = self.scope(part.namespace)
         if part.mode == "values":
             scope.latest = part.data
-            if not announced:  # a subgraph's input, which announces it: not in its handle's
-                scope.values.push(part.data)  # values, as LangGraph's handle misses it too
+            scope.values.push(part.data)
         elif part.mode == "messages":
             chunk = part.data
             if isinstance(chunk, AIMessageChunk):
