@@ -160,9 +160,17 @@ ROWS: dict[str, tuple[str, ...]] = {
     ),
     "a node returning `None`": ("p75_node_returns_none",),
     '`stream_mode="debug"`': ("p176_debug_mode",),
-    '`stream_mode="messages"`': ("p10_stream_messages_tokens", "p168_messages_metadata"),
+    '`stream_mode="messages"`': (
+        "p10_stream_messages_tokens",
+        "p168_messages_metadata",
+        "p178_messages_mode_react",
+    ),
     '`stream_mode="custom"`': ("p09_stream_multiple_modes", "p11_stream_custom"),
-    "`stream(..., subgraphs=True)`": ("p12_stream_subgraphs", "p88_stream_v2_subgraphs"),
+    "`stream(..., subgraphs=True)`": (
+        "p12_stream_subgraphs",
+        "p88_stream_v2_subgraphs",
+        "p179_nested_subgraph_modes",
+    ),
     "breaking out of": ("p46_break_stream",),
     # functional API
     "`from langgraph.func import entrypoint, task`": (
