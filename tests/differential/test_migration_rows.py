@@ -276,8 +276,8 @@ def test_each_named_program_exists(prefix: str) -> None:
 
 
 def test_every_documented_difference_has_its_row() -> None:
-    # an EXPECTED program asserts a difference: the table (or the list of differences
-    # below it) says it; a row it is named under must not claim plain sameness alone
+    # an EXPECTED program asserts a difference, so a row names it (or, for these three,
+    # the list of differences below the table, checked by its titles)
     named = {stem for stems in ROWS.values() for stem in stems}
     below_the_table = {"p29_recursion_default", "p76_typed_validation", "p77_unreachable_node"}
     assert set(EXPECTED) - named == below_the_table
