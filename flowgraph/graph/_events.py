@@ -335,6 +335,9 @@ class _Reader:
             found = self.scopes[namespace] = _Scope(self._pull, namespace)
             self.fresh.append(found)
             if parent is not None:
+                # the part announcing a subgraph run is its input: LangGraph's handle
+                # of it is not read yet, so its values do not keep it
+                found.values.lazy = True
                 graph_name = namespace[-1].partition(":")[0]
                 started = {"event": "started", "namespace": list(namespace)}
                 self._announce(namespace, {**started, "graph_name": graph_name})
@@ -388,6 +391,8 @@ class _Reader:
                 depth = len(part.namespace)
                 for namespace, child in sorted(self.scopes.items(), key=lambda kv: -len(kv[0])):
                     if len(namespace) > depth and namespace[:depth] == part.namespace:
+                        if child.status == "started" and child.latest is not None:
+                            child.values.push(child.latest)  # its last values part, as above
                         self.settle(child, "interrupted", None)
                 for above in range(depth, 0, -1):
                     self.settle(self.scope(part.namespace[:above]), "interrupted", None)

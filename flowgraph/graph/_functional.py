@@ -501,6 +501,7 @@ class Entrypoint(CompiledGraph):
         checkpointer: BaseCheckpointer | None,
         retry: RetryPolicy | None,
         name: str,
+        store: Any = None,
     ) -> None:
         builder = StateGraph(_Values)
         builder.state = _EntrypointState()
@@ -517,6 +518,7 @@ class Entrypoint(CompiledGraph):
             interrupt_after=(),
             budget=None,
             name=name,
+            store=store,
         )
         self.fn = fn
         self.__doc__ = fn.__doc__
@@ -543,8 +545,8 @@ class entrypoint:
     The function takes one input (use a dict for several values) and may ask
     for `previous` (what the last invocation on the thread returned, or
     saved with `entrypoint.final`), `writer` (the "custom" stream writer),
-    `store` (the long-term store), `config` and `runtime` by name, as a
-    graph's node may. It may call tasks,
+    `store` (the long-term store given as `store=`, a `flowgraph.store.BaseStore`),
+    `config` and `runtime` by name, as a graph's node may. It may call tasks,
     `interrupt()`, and anything a node may call.
     """
 
@@ -557,10 +559,12 @@ class entrypoint:
         retry: RetryPolicy | None = None,
         retry_policy: RetryPolicy | None = None,
         name: str | None = None,
+        store: Any = None,
     ) -> None:
         self.checkpointer = checkpointer
         self.retry = retry if retry is not None else retry_policy
         self.name = name
+        self.store = store
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not kwargs and inspect.isfunction(args[0]):
@@ -573,4 +577,5 @@ class entrypoint:
             checkpointer=self.checkpointer,
             retry=self.retry,
             name=self.name or str(getattr(fn, "__name__", "entrypoint")),
+            store=self.store,
         )

@@ -76,7 +76,8 @@ def _from_openai(value: Mapping[str, Any]) -> AnyMessage:
 def coerce_message(value: object) -> AnyMessage:
     """One message from a message, a dict, a (role, content) tuple or a string.
 
-    A bare string is what a person said. Dicts may use `type` or `role`.
+    A bare string is what a person said. Dicts may use `type` or `role`. A streamed
+    `AIMessageChunk` (chunks a node added up itself) is the AIMessage it describes.
     """
     if isinstance(value, (BaseMessage, RemoveMessage)):
         return value  # type: ignore[return-value]  # every concrete message is in AnyMessage
@@ -104,6 +105,10 @@ def coerce_message(value: object) -> AnyMessage:
             f"A message dict needs a 'role' ({_ROLE_HINT}) or a 'type'; got keys {sorted(value)}"
         )
     if isinstance(value, BaseModel):
+        from flowgraph.messages._chunks import AIMessageChunk  # only a model's stream gets here
+
+        if isinstance(value, AIMessageChunk):  # chunks merged in a node, as LangGraph takes them
+            return value.to_message()
         raise InvalidMessageError(f"{type(value).__name__} is not a message type")
     raise InvalidMessageError(
         f"Cannot make a message from {type(value).__name__}; "
@@ -113,7 +118,7 @@ def coerce_message(value: object) -> AnyMessage:
 
 def coerce_messages(values: object) -> list[AnyMessage]:
     """A list of messages from one message-like value or an iterable of them."""
-    if isinstance(values, (str, tuple, Mapping, BaseMessage, RemoveMessage)):
+    if isinstance(values, (str, tuple, Mapping, BaseModel)):  # a model is one value
         return [coerce_message(values)]
     if not isinstance(values, Iterable):
         raise InvalidMessageError(

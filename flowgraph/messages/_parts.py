@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -28,7 +28,43 @@ __all__ = [
 
 
 class _Part(BaseModel):
+    """A part also reads as LangChain's content block, a dict: `part["type"]`,
+    `part["text"]`, `part.get("name")`, `"args" in part`, `keys()`; the keys are its fields
+    that are set, under LangChain's names where they differ (`_KEYS`)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    _KEYS: ClassVar[dict[str, str]] = {}
+    """LangChain's key -> this part's field, where the two names differ."""
+
+    def _field(self, key: str) -> str | None:
+        name = self._KEYS.get(key, key)
+        if name not in type(self).model_fields or (name == key and key in self._KEYS.values()):
+            return None  # not a field, or a field LangChain names otherwise
+        return name if getattr(self, name) is not None else None
+
+    def __getitem__(self, key: str) -> Any:
+        name = self._field(key)
+        if name is None:
+            raise KeyError(key)
+        return getattr(self, name)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """`block.get("text")`: the value under a LangChain content-block key, or `default`."""
+        name = self._field(key)
+        return default if name is None else getattr(self, name)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._field(key) is not None
+
+    def keys(self) -> list[str]:
+        """The keys this part reads under (so `dict(part)` is LangChain's block)."""
+        fields = {field: key for key, field in self._KEYS.items()}
+        return [
+            fields.get(name, name)
+            for name in type(self).model_fields
+            if getattr(self, name) is not None
+        ]
 
 
 class TextPart(_Part):
@@ -52,6 +88,8 @@ class ReasoningPart(_Part):
 
     type: Literal["reasoning"] = "reasoning"
     text: str
+
+    _KEYS: ClassVar[dict[str, str]] = {"reasoning": "text"}
     signature: str | None = None
 
     def __init__(self, text: str | None = None, /, **data: Any) -> None:
@@ -69,6 +107,8 @@ class _Media(_Part):
     """The media inline, as base64 text."""
     mime_type: str | None = None
     """e.g. image/png, audio/wav, application/pdf; required with `data`."""
+
+    _KEYS: ClassVar[dict[str, str]] = {"base64": "data"}
 
     @field_validator("data", mode="before")
     @classmethod

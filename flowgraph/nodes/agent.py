@@ -18,6 +18,7 @@ from flowgraph.graph import END, START, Budget, CompiledGraph, StateGraph
 from flowgraph.graph._engine.once import aonce, call_key
 from flowgraph.messages import (
     AIMessage,
+    AnyMessage,
     BaseMessage,
     HumanMessage,
     MessageLike,
@@ -98,10 +99,11 @@ def create_react_agent(
     )
     node_options = {"tools": tool_list, "options": options, "memory": memory}
     agent = (
-        ModelNode(model, system=system, **node_options)  # type: ignore[arg-type]
+        _AgentModelNode(model, system=system, **node_options)  # type: ignore[arg-type]
         if prompt is None
         else _PromptedModelNode(model, prompt, **node_options)
     )
+    agent.reply_name = name
     graph.add_node("agent", agent)
     graph.add_edge(START, "agent")
     if tool_node is not None:
@@ -120,7 +122,19 @@ def create_react_agent(
     )
 
 
-class _PromptedModelNode(ModelNode):
+class _AgentModelNode(ModelNode):
+    """The agent's model node: its replies carry the agent's `name=`, as LangGraph's do."""
+
+    reply_name: str | None = None
+
+    async def _reply(self, messages: list[AnyMessage]) -> AIMessage:
+        reply = await super()._reply(messages)
+        if self.reply_name is None:
+            return reply
+        return reply.model_copy(update={"name": self.reply_name})
+
+
+class _PromptedModelNode(_AgentModelNode):
     """A ModelNode whose messages come from LangGraph's `prompt=`: a SystemMessage put
     first, a function of the state, or a prompt object's `invoke(state)`."""
 

@@ -373,6 +373,22 @@ def test_an_entrypoint_takes_config_and_runtime_too() -> None:
     assert again == f"hey on e for bob, after {first}"
 
 
+def test_an_entrypoint_given_a_store_hands_it_to_its_function() -> None:
+    from flowgraph import entrypoint
+
+    memories = InMemoryStore()
+
+    @entrypoint(store=memories)
+    def remember(fact: str, *, store: BaseStore, runtime: Runtime[None]) -> int:
+        store.put(("facts",), fact, {"fact": fact})
+        assert runtime.store is store
+        return len(store.search(("facts",)))
+
+    assert remember.store is memories
+    assert [remember.invoke("tea"), remember.invoke("cats")] == [1, 2]
+    assert sorted(item.key for item in memories.search(("facts",))) == ["cats", "tea"]
+
+
 def test_writer_and_runtime_stream_writer_send_to_the_custom_mode() -> None:
     def node(state: Log, writer: Any, runtime: Runtime[Ctx]) -> dict[str, Any]:
         writer({"progress": "half"})

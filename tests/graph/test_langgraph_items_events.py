@@ -204,6 +204,35 @@ def test_a_subgraph_that_pauses_is_interrupted(lib: Lib) -> None:
     assert [i.value for i in run.interrupts] == ["sub?"]
 
 
+def test_a_subgraph_handles_values_start_after_its_input(lib: Lib) -> None:
+    # the subgraph's input is the part that announces it: LangGraph's handle does not see it,
+    # and a subgraph that pauses ends on its state again (LangGraph's last values part)
+    def add(mark: str) -> Any:
+        return lambda state: {"messages": [lib.AIMessage(mark, id=mark)]}
+
+    def ask(state: Any) -> dict[str, Any]:
+        return {"messages": [lib.AIMessage(lib.interrupt("go on?"), id="asked")]}
+
+    sub = lib.StateGraph(lib.MessagesState)
+    sub.add_node("one", add("one"))
+    sub.add_node("two", add("two"))
+    sub.add_node("ask", ask)
+    sub.add_edge(lib.START, "one")
+    sub.add_edge("one", "two")
+    sub.add_edge("two", "ask")
+    graph = lib.StateGraph(lib.MessagesState)
+    graph.add_node("first", add("first"))
+    graph.add_node("child", sub.compile())
+    graph.add_edge(lib.START, "first")
+    graph.add_edge("first", "child")
+    run = start(lib, graph.compile(checkpointer=lib.checkpointer()))
+    seen = [[[text(m) for m in v["messages"]] for v in handle.values] for handle in run.subgraphs]
+    assert seen == [
+        [["hi", "first", "one"], ["hi", "first", "one", "two"], ["hi", "first", "one", "two"]]
+    ]
+    assert [i.value for i in run.interrupts] == ["go on?"]
+
+
 def test_tool_call_fragments_each_name_their_call() -> None:
     import json
 

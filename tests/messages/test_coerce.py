@@ -11,6 +11,7 @@ import flowgraph.messages._from_openai as openai_module
 from flowgraph.errors import InvalidMessageError
 from flowgraph.messages import (
     AIMessage,
+    AIMessageChunk,
     HumanMessage,
     ImagePart,
     ReasoningPart,
@@ -18,6 +19,7 @@ from flowgraph.messages import (
     SystemMessage,
     TextPart,
     ToolCall,
+    ToolCallChunk,
     ToolCallPart,
     ToolMessage,
     coerce_message,
@@ -92,6 +94,26 @@ def test_bad_inputs_say_what_to_pass() -> None:
         coerce_message(("wizard", "x"))
     with pytest.raises(InvalidMessageError, match="ToolCall is not a message type"):
         coerce_message(ToolCall(id="c", name="f"))
+    with pytest.raises(InvalidMessageError, match="ToolCall is not a message type"):
+        coerce_messages(ToolCall(id="c", name="f"))  # one value, not an iterable of fields
+
+
+def test_a_streamed_chunk_becomes_its_message() -> None:
+    # LangGraph's add_messages takes a node's merged AIMessageChunk as the AIMessage it describes
+    chunks = [
+        AIMessageChunk(content="Let me ", id="r1"),
+        AIMessageChunk(
+            [TextPart("check."), ToolCallChunk(index=0, id="c1", name="f", args='{"a": 1}')],
+            id="r1",
+        ),
+    ]
+    merged = chunks[0] + chunks[1]
+    expected = AIMessage(
+        "Let me check.", id="r1", tool_calls=[ToolCall(id="c1", name="f", args={"a": 1})]
+    )
+    assert coerce_message(merged) == expected
+    assert coerce_messages(merged) == [expected]
+    assert coerce_messages([merged, "next"])[1] == HumanMessage("next")
 
 
 def test_errors_carry_the_message_id() -> None:

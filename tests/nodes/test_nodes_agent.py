@@ -82,6 +82,24 @@ def test_agent_without_tools_is_a_single_model_call() -> None:
     ]
 
 
+def test_a_named_agent_names_its_replies() -> None:
+    # as LangGraph's create_react_agent(name=...): every reply of the model carries the name
+    for prompt in (None, SystemMessage("Be brief.")):
+        model = ScriptedChatModel(
+            [{"tool_calls": [{"name": "get_time", "args": {"city": "Oslo"}}]}, "14:05 in Oslo."]
+        )
+        app = create_react_agent(model, [get_time], prompt=prompt, name="clock")
+        out = app.invoke({"messages": [HumanMessage("Time in Oslo?", name="User_A")]})
+        assert [(m.type, m.name) for m in out.messages] == [
+            ("human", "User_A"),
+            ("ai", "clock"),
+            ("tool", "get_time"),
+            ("ai", "clock"),
+        ]
+    unnamed = create_react_agent(ScriptedChatModel(["hi"]))
+    assert unnamed.invoke({"messages": [HumanMessage("hi")]}).messages[-1].name is None
+
+
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 def test_second_invoke_on_the_same_thread_continues(store: str, tmp_path: Path) -> None:
     checkpointer: Any = (
