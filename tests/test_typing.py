@@ -1,14 +1,14 @@
 """User code type-checks: mypy --strict and pyright read the examples and the README as written.
 
 Both checkers run once over a folder holding every example, every python
-snippet of the README (extracted as tests/test_docs.py does) and the
-programs below: what must pass has no error at all, and what is wrong
-(a field's type, a field no schema has, a misspelled field) is reported
-by each checker, on its line, naming the field where the message can.
-They read the package from this checkout (MYPYPATH, pyright's
-extraPaths), as a user's checker reads an installed wheel; the last test
-installs it with `pip install -e .` and shows that both checkers see an
-editable install too.
+snippet of the README and of the manual's typing section (extracted as
+tests/test_docs.py does) and the programs below: what must pass has no
+error at all, and what is wrong (a field's type, a field no schema has, a
+misspelled field) is reported by each checker, on its line, naming the
+field where the message can. They read the package from this checkout
+(MYPYPATH, pyright's extraPaths), as a user's checker reads an installed
+wheel; the last test installs it with `pip install -e .` and shows that
+both checkers see an editable install too.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ from test_docs import README, snippets
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+TYPED_STATE = (ROOT / "docs" / "state-and-reducers.md").read_text(encoding="utf-8")
+TYPED_STATE = TYPED_STATE[TYPED_STATE.index("## Typed state") :]
+"""The manual's section on typing: its code type-checks as it says."""
 
 CORRECT = """\
 from typing import TypedDict
@@ -125,6 +128,8 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy(example, folder / example.name)
     for number, code in enumerate(snippets(README.read_text(encoding="utf-8")), start=1):
         (folder / f"readme_{number}.py").write_text(code, encoding="utf-8")
+    for number, code in enumerate(snippets(TYPED_STATE), start=1):
+        (folder / f"typed_state_{number}.py").write_text(code, encoding="utf-8")
     (folder / "correct.py").write_text(CORRECT, encoding="utf-8")
     (folder / "wrong.py").write_text(WRONG, encoding="utf-8")
     return folder
@@ -190,14 +195,17 @@ def pyright_found(programs: Path) -> list[Diagnostic]:
     return pyright_diagnostics(programs, "--pythonpath", sys.executable, env=_without_pythonpath())
 
 
-CHECKED = [path.name for path in EXAMPLES] + [
-    f"readme_{n}.py" for n in range(1, len(snippets(README.read_text(encoding="utf-8"))) + 1)
+CHECKED = [
+    *(path.name for path in EXAMPLES),
+    *(f"readme_{n}.py" for n in range(1, len(snippets(README.read_text(encoding="utf-8"))) + 1)),
+    *(f"typed_state_{n}.py" for n in range(1, len(snippets(TYPED_STATE)) + 1)),
 ]
 
 
 def test_the_programs_are_all_here() -> None:
     assert "quickstart.py" in CHECKED
     assert "readme_1.py" in CHECKED  # the README has python to check
+    assert "typed_state_1.py" in CHECKED
 
 
 @pytest.mark.parametrize("checker", ["mypy", "pyright"])
