@@ -4,7 +4,7 @@
 method takes (the same for `invoke`, `ainvoke`, `stream` and `astream`),
 merges LangGraph's `config` dict into them, starts the engine's run and
 shapes its result. `RunKeywords` lists those keywords for the methods'
-typed overloads.
+typed overloads; `v3_modes` checks those of `stream_events`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from flowgraph.graph._config import read_config
 from flowgraph.graph._core.interrupt import with_interrupts
-from flowgraph.graph._core.types import Budget, StreamPart
+from flowgraph.graph._core.types import Budget, StreamMode, StreamPart
 from flowgraph.graph._engine.execute import execute
 from flowgraph.graph._engine.setup import RunOptions
+from flowgraph.graph._events import V3_MODES
 
 if TYPE_CHECKING:
     from flowgraph.checkpoint.base import BaseCheckpointer
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from flowgraph.graph._streams import Invoked
     from flowgraph.graph._thread.replay import ThreadCache
 
-__all__ = ["RunCalls", "RunKeywords"]
+__all__ = ["RunCalls", "RunKeywords", "v3_modes"]
 
 
 class RunKeywords(TypedDict, total=False):
@@ -45,6 +46,19 @@ class RunKeywords(TypedDict, total=False):
     context: Any
     configurable: Mapping[str, Any] | None
     rerun_tool_calls: bool
+
+
+def v3_modes(version: str, options: Mapping[str, Any]) -> list[StreamMode]:
+    """The modes `stream_events(version="v3")` streams (it always streams its subgraphs)."""
+    if version != "v3":
+        raise ValueError(
+            f"stream_events(version={version!r}): flowgraph has LangGraph's version='v3' "
+            "run stream; for node and model events use stream(..., mode='events')"
+        )
+    for name in ("stream_mode", "subgraphs", "mode"):
+        if name in options:
+            raise TypeError(f"stream_events(version='v3') takes no {name}=: it sets it")
+    return list(V3_MODES)
 
 
 def _names(nodes: Sequence[str]) -> frozenset[str]:

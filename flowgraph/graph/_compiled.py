@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Self, overload
 from typing_extensions import TypeVar
 
 from flowgraph.checkpoint.base import BaseCheckpointer
-from flowgraph.graph._calls import RunCalls, RunKeywords
+from flowgraph.graph._calls import RunCalls, RunKeywords, v3_modes
 from flowgraph.graph._core.caching import BaseCache
 from flowgraph.graph._core.types import (
     Budget,
@@ -37,7 +37,7 @@ from flowgraph.graph._engine.run import Engine, Run
 from flowgraph.graph._engine.setup import RunOptions
 from flowgraph.graph._engine.subgraph import subgraph_node
 from flowgraph.graph._engine.superstep import Plan
-from flowgraph.graph._events import V3_MODES, AsyncRunStream, RunStream
+from flowgraph.graph._events import AsyncRunStream, RunStream
 from flowgraph.graph._items import StreamVersion
 from flowgraph.graph._streams import (
     GraphOutput,
@@ -158,6 +158,17 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
         **options: Unpack[RunKeywords],
     ) -> list[Any]: ...
 
+    @overload
+    async def ainvoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: StreamMode | Sequence[StreamMode] = "values",
+        version: StreamVersion = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> Any: ...
+
     async def ainvoke(
         self,
         input: Any,
@@ -232,6 +243,17 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
         version: StreamVersion = "v1",
         **options: Unpack[RunKeywords],
     ) -> list[Any]: ...
+
+    @overload
+    def invoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: StreamMode | Sequence[StreamMode] = "values",
+        version: StreamVersion = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> Any: ...
 
     def invoke(
         self,
@@ -501,7 +523,7 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
         `run.interrupts`; see `_events.RunStream`. The other keywords are
         `stream`'s.
         """
-        modes = self._v3(version, options)
+        modes = v3_modes(version, options)
         parts = self.stream(input, config, mode=modes, subgraphs=True, **options)
         stream: RunStream = RunStream.start(parts)
         return stream
@@ -516,23 +538,10 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
     ) -> AsyncRunStream:
         """`stream_events` for async code: `run = await app.astream_events(..., version="v3")`,
         then `async for` over its projections and `await run.output()`."""
-        modes = self._v3(version, options)
+        modes = v3_modes(version, options)
         parts = self.astream(input, config, mode=modes, subgraphs=True, **options)
         stream: AsyncRunStream = AsyncRunStream.start(parts)
         return stream
-
-    @staticmethod
-    def _v3(version: str, options: Mapping[str, Any]) -> list[StreamMode]:
-        """The modes a v3 run streams; it always streams its subgraphs."""
-        if version != "v3":
-            raise ValueError(
-                f"stream_events(version={version!r}): flowgraph has LangGraph's version='v3' "
-                "run stream; for node and model events use stream(..., mode='events')"
-            )
-        for name in ("stream_mode", "subgraphs", "mode"):
-            if name in options:
-                raise TypeError(f"stream_events(version='v3') takes no {name}=: it sets it")
-        return list(V3_MODES)
 
     def with_checkpointer(self, checkpointer: BaseCheckpointer | None) -> Self:
         """A copy of this app that keeps its threads in `checkpointer` instead.
