@@ -65,6 +65,9 @@ for values in app.stream({}, stream_mode="values"):
 
 narrow = StateGraph(State, output_schema=Out).compile()
 only: str = narrow.invoke({})["persona"]
+
+outer = StateGraph(State)
+outer.add_node("inner", app)  # a compiled graph is a node of another graph
 """
 """The issue's program and its neighbours: every line is right, so no checker says a word."""
 

@@ -268,7 +268,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     def add_node(
         self,
         name: str | Callable[..., Any],
-        fn: Callable[..., Any] | None = None,
+        fn: Callable[..., Any] | CompiledGraph[Any, Any, Any, Any] | None = None,
         *,
         retry: RetryPolicy | None = None,
         destinations: Sequence[str] | None = None,
