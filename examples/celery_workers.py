@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from celery import Celery
+from celery import Celery  # type: ignore[import-untyped]  # celery ships no type hints
 
 from flowgraph import END, START, AIMessage, MessagesState, StateGraph
 from flowgraph.checkpoint import open_checkpointer

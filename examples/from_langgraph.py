@@ -115,7 +115,7 @@ def main() -> int:
     state = graph.invoke({"messages": [("user", "Where is my order 42?")]}, thread_id="desk")
     for message in state["messages"]:
         message.pretty_print()
-    print(f"\ntopic: {state['topic']}")
+    print(f"\ntopic: {state.get('topic')}")
     print("the diagram ends smalltalk at END:", "smalltalk --> __end__" in graph.to_mermaid())
     if isinstance(llm, ScriptedChatModel):
         offered = [tool.name for tool in llm.requests[0].tools]

@@ -24,19 +24,24 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from flowgraph import HumanMessage, create_react_agent
+from flowgraph import BaseMessage, HumanMessage, create_react_agent
 from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
 from flowgraph.messages import to_openai
-from flowgraph.models import ChatModelListener, ScriptedChatModel, init_chat_model
+from flowgraph.models import (
+    ChatModelListener,
+    ModelRequestEvent,
+    ScriptedChatModel,
+    init_chat_model,
+)
 
 
 class LastRequest(ChatModelListener):
     """Keeps the messages of the latest model call, whatever the model."""
 
     def __init__(self) -> None:
-        self.messages: list = []
+        self.messages: list[BaseMessage] = []
 
-    def on_request(self, event) -> None:  # type: ignore[no-untyped-def]
+    def on_request(self, event: ModelRequestEvent) -> None:
         self.messages = list(event.messages)
 
 

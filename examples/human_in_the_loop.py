@@ -157,12 +157,12 @@ def scripted_reply(messages: list[Any]) -> Any:
     place = re.search(r"\bat ((?:[A-Z][\w']* ?)+)", text)
     time = re.search(r"\d{1,2}:\d{2}", text)
     people = re.search(r"\bfor (\d+|one|two|three|four|five|six)\b", text)
-    args = {
+    booking: dict[str, Any] = {
         "restaurant": place[1].strip() if place else "Chez Paul",
         "people": (NUMBERS.get(people[1]) or int(people[1])) if people else 2,
         "time": time[0] if time else "20:00",
     }
-    return {"tool_calls": [{"name": "book_table", "args": args, "id": "call_book"}]}
+    return {"tool_calls": [{"name": "book_table", "args": booking, "id": "call_book"}]}
 
 
 def pick_model() -> Any:
@@ -223,15 +223,17 @@ def main() -> int:
     # interrupt was answered since) with the other answer: a new branch, the first kept.
     history = list(agent.get_state_history(thread))  # newest first
     asked = next(s for s in reversed(history) if s.next == ("approve",))
-    print(f"\nwhat if > no, at checkpoint {asked.checkpoint_id[:12]}...")
+    fork = asked.checkpoint_id
+    assert fork is not None  # a stored checkpoint has an id (only an empty thread's has none)
+    print(f"\nwhat if > no, at checkpoint {fork[:12]}...")
     no = {"approved": False, "reason": "what if I had said no"}
-    branch = agent.invoke(Command(resume=no), thread_id=thread, checkpoint_id=asked.checkpoint_id)
+    branch = agent.invoke(Command(resume=no), thread_id=thread, checkpoint_id=fork)
     print(f"agent > {branch.messages[-1].text}")
     # ... and yes again: the tool call is the one the first branch ran, so its stored result
     # is taken instead of booking again (rerun_tool_calls=True would call the tool)
-    print(f"what if > yes, at checkpoint {asked.checkpoint_id[:12]}...")
+    print(f"what if > yes, at checkpoint {fork[:12]}...")
     yes = {"approved": True}
-    branch = agent.invoke(Command(resume=yes), thread_id=thread, checkpoint_id=asked.checkpoint_id)
+    branch = agent.invoke(Command(resume=yes), thread_id=thread, checkpoint_id=fork)
     print(f"agent > {branch.messages[-1].text}")
     print(f"Requests the booking service received: {len(REQUESTS)}; bookings: {BOOKINGS}")
     return 0

@@ -28,9 +28,9 @@ from flowgraph import END, START, HumanMessage, MessagesState, StateGraph
 from flowgraph.checkpoint.sqlite import SQLiteCheckpointer
 from flowgraph.models import ScriptedChatModel, init_chat_model
 from flowgraph.nodes import ModelNode, PersonaSwitch, Router
-from flowgraph.prompts import SystemPromptTemplate
+from flowgraph.prompts import PromptTemplate, SystemPromptTemplate
 
-PERSONAS = {
+PERSONAS: dict[str, str | PromptTemplate] = {
     # a template is rendered from the state's fields ({user_name})
     "friendly": SystemPromptTemplate("You are a friendly assistant chatting with {user_name}."),
     "code_reviewer": "You are a strict code reviewer: point out every bug, be terse.",
@@ -90,6 +90,7 @@ def main() -> int:
         "Thanks, that was useful!",
     ]
     system_ids = set()
+    state = ChatState()  # each turn's result replaces it
     for text in turns:
         state = chat.invoke({"messages": [HumanMessage(text, name="ada")]}, thread_id=thread)
         system = state.messages[0]

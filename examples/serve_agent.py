@@ -30,6 +30,7 @@ from typing import Any
 from flowgraph import (
     END,
     START,
+    AIMessage,
     MessagesState,
     ModelNode,
     ScriptedChatModel,
@@ -65,7 +66,8 @@ def scripted(messages: list[Any]) -> Any:
 
 def approve(state: MessagesState) -> dict[str, Any]:
     """Ask a person before any tool runs; the answer comes with the resume."""
-    calls = [f"{c.name}({c.args})" for c in state.messages[-1].tool_calls]
+    last = state.messages[-1]  # the model's reply: tools_condition sent the run here
+    calls = [f"{c.name}({c.args})" for c in last.tool_calls] if isinstance(last, AIMessage) else []
     answer = interrupt({"question": "Run these tool calls?", "calls": calls})
     if answer != "yes":
         raise ValueError("declined")  # this example only approves
@@ -99,7 +101,9 @@ def main(db: Path) -> None:
         print(f"serving on {url}: {[a['graph_id'] for a in client.assistants.search()]}")
         thread = client.threads.create(metadata={"user": "ada"})
         thread_id = thread["thread_id"]
-        question = {"messages": [{"role": "user", "content": "Book a meeting with Ada on Friday"}]}
+        question: dict[str, Any] = {
+            "messages": [{"role": "user", "content": "Book a meeting with Ada on Friday"}]
+        }
         for part in client.runs.stream(thread_id, "agent", input=question, stream_mode="updates"):
             if part.event == "updates":
                 for node, update in part.data.items():
@@ -116,9 +120,10 @@ def main(db: Path) -> None:
             if part.event == "messages" and part.data[0]["type"] == "AIMessageChunk":
                 tokens.append(part.data[0]["content"])
         print(f"streamed {len(tokens)} tokens: {''.join(tokens)}")
-        state = client.threads.get_state(thread_id)
+        values = client.threads.get_state(thread_id)["values"]
+        assert isinstance(values, dict)  # a graph's state (the SDK also allows a list)
         print(f"thread {client.threads.get(thread_id)['status']}, "
-              f"{len(state['values']['messages'])} messages, "
+              f"{len(values['messages'])} messages, "
               f"{len(client.threads.get_history(thread_id, limit=100))} checkpoints")  # fmt: skip
         print(f"runs: {[r['status'] for r in client.runs.list(thread_id)]}")
 

@@ -165,6 +165,7 @@ GRAPH_ROOMS: dict[str, int] = {
     "flowgraph.graph._core": 0,
     "flowgraph.graph._thread": 1,
     "flowgraph.graph._engine": 2,
+    "flowgraph.graph._calls": 3,
     "flowgraph.graph._compiled": 3,
     "flowgraph.graph._config": 3,
     "flowgraph.graph._thread_api": 3,

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, get_origin
 
 from flowgraph.cli._errors import CliError, UsageError
 from flowgraph.graph import CompiledGraph, StateGraph
@@ -103,10 +103,11 @@ def _returns_graph(function: Any) -> str | None:
         returns = inspect.signature(function, eval_str=True).return_annotation
     except Exception:  # an annotation naming what only TYPE_CHECKING imports: read the text
         returns = inspect.signature(function).return_annotation
+    returns = get_origin(returns) or returns  # `CompiledGraph[State]`: the class it types
     if isinstance(returns, type) and issubclass(returns, (CompiledGraph, StateGraph)):
         return "StateGraph" if issubclass(returns, StateGraph) else "CompiledGraph"
     if isinstance(returns, str):
-        last = returns.strip().rpartition(".")[2]
+        last = returns.strip().partition("[")[0].rpartition(".")[2]
         return last if last in ("CompiledGraph", "StateGraph") else None
     return None
 

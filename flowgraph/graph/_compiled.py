@@ -18,12 +18,13 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Self, overload
+
+from typing_extensions import TypeVar
 
 from flowgraph.checkpoint.base import BaseCheckpointer
-from flowgraph.graph._config import read_config
+from flowgraph.graph._calls import RunCalls, RunKeywords, v3_modes
 from flowgraph.graph._core.caching import BaseCache
-from flowgraph.graph._core.interrupt import with_interrupts
 from flowgraph.graph._core.types import (
     Budget,
     StreamMode,
@@ -32,14 +33,14 @@ from flowgraph.graph._core.types import (
 from flowgraph.graph._diagrams import Diagrams
 from flowgraph.graph._engine.bridge import iterate_sync, run_sync
 from flowgraph.graph._engine.cache import cached_nodes, namespace_of
-from flowgraph.graph._engine.execute import execute
 from flowgraph.graph._engine.run import Engine, Run
 from flowgraph.graph._engine.setup import RunOptions
 from flowgraph.graph._engine.subgraph import subgraph_node
 from flowgraph.graph._engine.superstep import Plan
-from flowgraph.graph._events import V3_MODES, AsyncRunStream, RunStream
+from flowgraph.graph._events import AsyncRunStream, RunStream
 from flowgraph.graph._items import StreamVersion
 from flowgraph.graph._streams import (
+    GraphOutput,
     HitMarks,
     Invoked,
     MarkingCache,
@@ -59,16 +60,25 @@ if TYPE_CHECKING:
 
 __all__ = ["CompiledGraph"]
 
+_ChunkModes = Literal["updates", "messages", "custom", "events"] | Sequence[StreamMode]
+"""The `stream_mode`s for which `invoke` returns the list of the stream's items."""
 
-def _names(nodes: Sequence[str]) -> frozenset[str]:
-    return frozenset(nodes) if nodes else _NO_NAMES  # most runs name none: nothing to build
+# LangGraph's order and defaults: a bare `CompiledGraph` hint is valid under --strict (all
+# Any), and `CompiledGraph[State]` is a graph over State that returns State.
+StateT = TypeVar("StateT", default=Any)
+ContextT = TypeVar("ContextT", default=None)
+InputT = TypeVar("InputT", default=StateT)
+OutputT = TypeVar("OutputT", default=StateT)
 
 
-_NO_NAMES: frozenset[str] = frozenset()
+class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, InputT, OutputT]):
+    """A validated graph, ready to `invoke`, `stream`, or be used as a node of another graph.
 
-
-class CompiledGraph(ThreadAPI, Diagrams):
-    """A validated graph, ready to `invoke`, `stream`, or be used as a node of another graph."""
+    Typed by what `StateGraph(...)` was given: `StateT` the state schema (what
+    `stream(stream_mode="values")` yields), `ContextT` the context schema,
+    `InputT` the input schema and `OutputT` the output schema (what `invoke`
+    returns; the state schema when there is none).
+    """
 
     def __init__(
         self,
@@ -113,103 +123,51 @@ class CompiledGraph(ThreadAPI, Diagrams):
     def schema(self) -> type[Any]:
         return self.spec.schema
 
-    def _options(
-        self,
-        *,
-        thread_id: str | None,
-        checkpoint_id: str | None,
-        recursion_limit: int,
-        budget: Budget | None,
-        interrupt_before: Sequence[str] | None,
-        interrupt_after: Sequence[str] | None,
-        inline_sync: bool,
-        wait: bool | float = False,
-        run_id: str | None = None,
-        stop: threading.Event | None = None,
-        sink: Callable[[StreamPart], None] | None = None,
-        modes: frozenset[str] = frozenset(),
-        rerun_tool_calls: bool = False,
-    ) -> RunOptions:
-        for name in (*(interrupt_before or ()), *(interrupt_after or ())):
-            if name not in self.engine.plan.nodes:
-                raise ValueError(f"interrupt_before/after names '{name}', which is not a node")
-        return RunOptions(
-            thread_id=thread_id,
-            checkpoint_id=checkpoint_id,
-            recursion_limit=recursion_limit,
-            budget=budget if budget is not None else self.budget,
-            inline_sync=inline_sync,
-            sink=sink,
-            modes=modes,
-            interrupt_before=_names(
-                self.interrupt_before if interrupt_before is None else interrupt_before
-            ),
-            interrupt_after=_names(
-                self.interrupt_after if interrupt_after is None else interrupt_after
-            ),
-            wait=wait,
-            run_id=run_id,
-            stop=stop,
-            rerun_tool_calls=rerun_tool_calls,
-        )
-
-    def _configure(
-        self,
-        options: RunOptions,
-        config: Mapping[str, Any] | None,
-        context: Any,
-        configurable: Mapping[str, Any] | None,
-    ) -> None:
-        """Merge LangGraph's `config` dict, `configurable=` and `context=` into `options`.
-
-        Called only when one of them (or a thread) is given, so a plain run
-        pays nothing for them.
-        """
-        call = read_config(
-            config,
-            thread_id=options.thread_id,
-            checkpoint_id=options.checkpoint_id,
-            recursion_limit=options.recursion_limit,
-            run_id=options.run_id,
-            configurable=configurable,
-            context=context,
-            context_schema=self.spec.context_schema,
-        )
-        options.thread_id, options.checkpoint_id = call.thread_id, call.checkpoint_id
-        options.recursion_limit, options.run_id = call.recursion_limit, call.run_id
-        options.info = call.info
-
     # -- running -----------------------------------------------------------------
 
-    def _run(self, input: Any, options: RunOptions) -> Coroutine[Any, Any, Run]:
-        """One run, start to end: the engine's coroutine (`_engine.execute`), which the
-        caller awaits or the sync bridge runs, so no facade code sits between them."""
-        return execute(
-            self.engine,
-            self.checkpointer,
-            self._input(input),
-            options,
-            cache=self._cache,
-            store=self.store,
-            name=self.name,
-        )
+    @overload
+    async def ainvoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: Literal["values"] = "values",
+        version: Literal["v1"] = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> OutputT: ...
 
-    def _input(self, input: Any) -> Any:
-        """The caller's input as the graph takes it (the functional API wraps it)."""
-        return input
+    @overload
+    async def ainvoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: Literal["values"] = "values",
+        version: Literal["v2"],
+        **options: Unpack[RunKeywords],
+    ) -> GraphOutput[OutputT]: ...
 
-    def _output(self, run: Run) -> Any:
-        """A finished run's state as `invoke` returns it, with its interrupts if it paused."""
-        out = self.engine.state.output(run.values)
-        if run.interrupts:
-            out = with_interrupts(out, run.interrupts)
-        return out
+    @overload
+    async def ainvoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: _ChunkModes,
+        version: StreamVersion = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> list[Any]: ...
 
-    def _returned(self, invoked: Invoked, run: Run) -> Any:
-        """What `invoke` returns: the state (v1, see `_output`) or a `GraphOutput` (v2)."""
-        if invoked.version == "v1":
-            return self._output(run)
-        return invoked.final(self.engine.state.output(run.values), tuple(run.interrupts))
+    @overload
+    async def ainvoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: StreamMode | Sequence[StreamMode] = "values",
+        version: StreamVersion = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> Any: ...
 
     async def ainvoke(
         self,
@@ -252,6 +210,50 @@ class CompiledGraph(ThreadAPI, Diagrams):
             options = replace(options, inline_sync=False)
             return [i async for i in self._parts(input, options, None, stream_mode, False, version)]
         return self._returned(invoked, await self._run(input, options))
+
+    @overload
+    def invoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: Literal["values"] = "values",
+        version: Literal["v1"] = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> OutputT: ...
+
+    @overload
+    def invoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: Literal["values"] = "values",
+        version: Literal["v2"],
+        **options: Unpack[RunKeywords],
+    ) -> GraphOutput[OutputT]: ...
+
+    @overload
+    def invoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: _ChunkModes,
+        version: StreamVersion = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> list[Any]: ...
+
+    @overload
+    def invoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        stream_mode: StreamMode | Sequence[StreamMode] = "values",
+        version: StreamVersion = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> Any: ...
 
     def invoke(
         self,
@@ -359,6 +361,19 @@ class CompiledGraph(ThreadAPI, Diagrams):
         config: Mapping[str, Any] | None = None,
         *,
         mode: None = None,
+        stream_mode: Literal["values"],
+        subgraphs: Literal[False] = False,
+        version: Literal["v1"] = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> AsyncIterator[StateT | dict[str, Any]]: ...
+
+    @overload
+    def astream(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        mode: None = None,
         stream_mode: StreamMode | Sequence[StreamMode] | None = None,
         **options: Unpack[StreamKeywords],
     ) -> AsyncIterator[Any]: ...
@@ -413,6 +428,19 @@ class CompiledGraph(ThreadAPI, Diagrams):
         stream_mode: None = None,
         **options: Unpack[StreamKeywords],
     ) -> Iterator[StreamPart]: ...
+
+    @overload
+    def stream(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        mode: None = None,
+        stream_mode: Literal["values"],
+        subgraphs: Literal[False] = False,
+        version: Literal["v1"] = "v1",
+        **options: Unpack[RunKeywords],
+    ) -> Iterator[StateT | dict[str, Any]]: ...
 
     @overload
     def stream(
@@ -495,7 +523,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         `run.interrupts`; see `_events.RunStream`. The other keywords are
         `stream`'s.
         """
-        modes = self._v3(version, options)
+        modes = v3_modes(version, options)
         parts = self.stream(input, config, mode=modes, subgraphs=True, **options)
         stream: RunStream = RunStream.start(parts)
         return stream
@@ -510,25 +538,12 @@ class CompiledGraph(ThreadAPI, Diagrams):
     ) -> AsyncRunStream:
         """`stream_events` for async code: `run = await app.astream_events(..., version="v3")`,
         then `async for` over its projections and `await run.output()`."""
-        modes = self._v3(version, options)
+        modes = v3_modes(version, options)
         parts = self.astream(input, config, mode=modes, subgraphs=True, **options)
         stream: AsyncRunStream = AsyncRunStream.start(parts)
         return stream
 
-    @staticmethod
-    def _v3(version: str, options: Mapping[str, Any]) -> list[StreamMode]:
-        """The modes a v3 run streams; it always streams its subgraphs."""
-        if version != "v3":
-            raise ValueError(
-                f"stream_events(version={version!r}): flowgraph has LangGraph's version='v3' "
-                "run stream; for node and model events use stream(..., mode='events')"
-            )
-        for name in ("stream_mode", "subgraphs", "mode"):
-            if name in options:
-                raise TypeError(f"stream_events(version='v3') takes no {name}=: it sets it")
-        return list(V3_MODES)
-
-    def with_checkpointer(self, checkpointer: BaseCheckpointer | None) -> CompiledGraph:
+    def with_checkpointer(self, checkpointer: BaseCheckpointer | None) -> Self:
         """A copy of this app that keeps its threads in `checkpointer` instead.
 
         The structure and settings are shared; the thread cache and the
@@ -540,7 +555,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         other._cache = ThreadCache() if checkpointer is not None else None
         return other
 
-    def with_store(self, store: Any) -> CompiledGraph:
+    def with_store(self, store: Any) -> Self:
         """A copy of this app whose runs hand `store` to nodes and tools instead.
 
         The CLI gives an app compiled with a store the one its `--db` names.

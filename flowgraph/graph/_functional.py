@@ -29,10 +29,12 @@ import inspect
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, cast, overload
+
+from typing_extensions import TypeVar
 
 from flowgraph._context import (
     TaskMemo,
@@ -62,6 +64,8 @@ __all__ = ["Entrypoint", "EntrypointFinal", "Task", "TaskFuture", "entrypoint", 
 T = TypeVar("T")
 R = TypeVar("R")
 S = TypeVar("S")
+OutputT = TypeVar("OutputT", default=Any)
+"""What an entrypoint's `invoke` returns: what its function returns (`final`'s `value`)."""
 
 
 # -- the entrypoint's state -------------------------------------------------------
@@ -485,7 +489,7 @@ def _raise_pauses(futures: Sequence[TaskFuture[Any]]) -> None:
         raise _joined(first, paused)
 
 
-class Entrypoint(CompiledGraph):
+class Entrypoint(CompiledGraph[Any, None, Any, OutputT]):
     """A function run as a graph of one node (what `@entrypoint` makes of it).
 
     `invoke(x)` runs the function on `x` and returns what it returned;
@@ -571,7 +575,23 @@ class entrypoint:
             return cls()(args[0])  # bare @entrypoint
         return super().__new__(cls)
 
-    def __call__(self, fn: Callable[..., Any]) -> Entrypoint:
+    @overload
+    def __call__(
+        self, fn: Callable[..., Coroutine[Any, Any, EntrypointFinal[R, Any]]]
+    ) -> Entrypoint[R]: ...
+
+    @overload
+    def __call__(self, fn: Callable[..., Coroutine[Any, Any, R]]) -> Entrypoint[R]: ...
+
+    @overload
+    def __call__(self, fn: Callable[..., EntrypointFinal[R, Any]]) -> Entrypoint[R]: ...
+
+    @overload
+    def __call__(self, fn: Callable[..., R]) -> Entrypoint[R]: ...
+
+    def __call__(self, fn: Callable[..., Any]) -> Entrypoint[Any]:
+        """The workflow: `invoke` returns what `fn` returns (awaited, for an async `fn`),
+        or the `value` of the `entrypoint.final` it returns."""
         return Entrypoint(
             fn,
             checkpointer=self.checkpointer,

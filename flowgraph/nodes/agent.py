@@ -12,6 +12,8 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Never, TypeAlias
 
+from typing_extensions import TypeVar
+
 from flowgraph.checkpoint.base import BaseCheckpointer
 from flowgraph.checkpoint.memory import MemoryCheckpointer
 from flowgraph.graph import END, START, Budget, CompiledGraph, StateGraph
@@ -43,6 +45,9 @@ Prompt: TypeAlias = "str | SystemMessage | SystemPromptTemplate | Callable[..., 
 first; a function of the state (sync or async) returning the messages to send; or an object
 with `invoke(state)` (a LangChain prompt template)."""
 
+StateT = TypeVar("StateT", default=MessagesState)
+"""The agent's state: `state_schema`, or MessagesState when none is given."""
+
 _UNTAKEN = {
     "response_format": "not offered: ask for JSON in the prompt and parse the last reply",
     "pre_model_hook": "use `memory=` (trimming) or `prompt=` (a function of the state)",
@@ -60,7 +65,7 @@ def create_react_agent(
     system: str | SystemPromptTemplate | None = None,
     prompt: Prompt | None = None,
     checkpointer: BaseCheckpointer | None = None,
-    state_schema: type[Any] | None = None,
+    state_schema: type[StateT] | None = None,
     options: ChatOptions | None = None,
     memory: Memory | None = None,
     budget: Budget | None = None,
@@ -70,7 +75,7 @@ def create_react_agent(
     interrupt_before: Sequence[str] = (),
     interrupt_after: Sequence[str] = (),
     **unknown: Never,  # a checker flags any other keyword; the run names our spelling
-) -> CompiledGraph:
+) -> CompiledGraph[StateT]:
     """A compiled graph that calls `model` until it stops asking for `tools`.
 
     With no tools it is a single model call per turn. A checkpointer makes
@@ -94,7 +99,7 @@ def create_react_agent(
         system, prompt = prompt, None
     tool_node = tools if isinstance(tools, ToolNode) else ToolNode(tools) if tools else None
     tool_list = list(tool_node.tools.values()) if tool_node is not None else []
-    graph = StateGraph(
+    graph: StateGraph[Any, Any] = StateGraph(
         state_schema if state_schema is not None else MessagesState, context_schema=context_schema
     )
     node_options = {"tools": tool_list, "options": options, "memory": memory}

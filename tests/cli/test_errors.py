@@ -44,11 +44,11 @@ if TYPE_CHECKING:  # at run time the annotation below is only text
     import flowgraph.graph
 
 
-def build(db: str, *, debug: bool = False) -> CompiledGraph:
+def build(db: str, *, debug: bool = False) -> CompiledGraph[MessagesState]:
     return create_react_agent(None, checkpointer=None)
 
 
-def draft() -> flowgraph.graph.StateGraph:
+def draft() -> flowgraph.graph.StateGraph[MessagesState]:
     return graph
 
 

@@ -19,8 +19,10 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
     Any,
+    Generic,
     Literal,
     Never,
+    Self,
     Union,
     get_args,
     get_origin,
@@ -28,6 +30,7 @@ from typing import (
 )
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from flowgraph.errors import GraphValidationError
 from flowgraph.graph._core.inject import injected_parameters, with_injections
@@ -47,6 +50,13 @@ if TYPE_CHECKING:
 __all__ = ["StateGraph"]
 
 _RESERVED = {START, END}
+
+# As CompiledGraph's (LangGraph's order and defaults): `StateGraph(State)` is a
+# StateGraph[State, None, State, State], and a bare `StateGraph` hint is valid under --strict.
+StateT = TypeVar("StateT", default=Any)
+ContextT = TypeVar("ContextT", default=None)
+InputT = TypeVar("InputT", default=StateT)
+OutputT = TypeVar("OutputT", default=StateT)
 
 
 def _is_async_callable(fn: Callable[..., Any]) -> bool:
@@ -161,8 +171,12 @@ def _path_map(path_map: Mapping[Hashable, str] | Sequence[str] | str) -> dict[Ha
     return {name: name for name in path_map}
 
 
-class StateGraph:
+class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     """A graph under construction: add nodes and edges, then `compile()` it.
+
+    Typed by its schemas, as LangGraph's: `StateGraph(State)` is a
+    `StateGraph[State]`, whose compiled graph's `invoke` returns a `State`
+    (an output schema's type when one is given).
 
     >>> g = StateGraph(MessagesState)
     >>> g.add_node("echo", lambda state: {"messages": [("ai", state.messages[-1].text)]})
@@ -171,13 +185,13 @@ class StateGraph:
 
     def __init__(
         self,
-        schema: type[Any],
-        context_schema: type[Any] | None = None,
+        schema: type[StateT],
+        context_schema: type[ContextT] | None = None,
         *,
-        input_schema: type[Any] | None = None,
-        output_schema: type[Any] | None = None,
-        input: type[Any] | None = None,
-        output: type[Any] | None = None,
+        input_schema: type[InputT] | None = None,
+        output_schema: type[OutputT] | None = None,
+        input: type[InputT] | None = None,
+        output: type[OutputT] | None = None,
         **unknown: Never,  # a checker flags any other keyword; the run names our spelling
     ) -> None:
         """A graph over state `schema` (a pydantic model or a TypedDict).
@@ -204,8 +218,8 @@ class StateGraph:
             self.state.set_input(input_schema)
         if output_schema is not None:
             self.state.set_output(output_schema)
-        self.input_schema = input_schema or schema
-        self.output_schema = output_schema or schema
+        self.input_schema: type[Any] = input_schema or schema
+        self.output_schema: type[Any] = output_schema or schema
         self._specs: dict[str, NodeSpec] = {}
         self._mentioned: dict[str, None] = {}
         """Every name a node or an edge used, in first-use order (networkx's node order)."""
@@ -254,7 +268,7 @@ class StateGraph:
     def add_node(
         self,
         name: str | Callable[..., Any],
-        fn: Callable[..., Any] | None = None,
+        fn: Callable[..., Any] | CompiledGraph[Any, Any, Any, Any] | None = None,
         *,
         retry: RetryPolicy | None = None,
         destinations: Sequence[str] | None = None,
@@ -264,7 +278,7 @@ class StateGraph:
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         metadata: dict[str, Any] | None = None,
         **unknown: Never,  # a checker flags any other keyword; the run names our spelling
-    ) -> StateGraph:
+    ) -> Self:
         """Add a node: `add_node("name", fn)` or `add_node(fn)` (named after the function).
 
         `destinations` declares where the node's `Command(goto=...)` may lead,
@@ -344,7 +358,7 @@ class StateGraph:
 
     def add_sequence(
         self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]
-    ) -> StateGraph:
+    ) -> Self:
         """Add nodes that run one after another, with edges between them."""
         names = []
         for item in nodes:
@@ -360,7 +374,7 @@ class StateGraph:
 
     # -- edges ----------------------------------------------------------------
 
-    def add_edge(self, start: str | Sequence[str], end: str) -> StateGraph:
+    def add_edge(self, start: str | Sequence[str], end: str) -> Self:
         """Run `end` after `start`; with a list of starts, after all of them have finished."""
         if isinstance(start, str):
             if start == END:
@@ -385,7 +399,7 @@ class StateGraph:
         source: str,
         path: Callable[..., Any],
         path_map: Mapping[Hashable, str] | Sequence[str] | str | None = None,
-    ) -> StateGraph:
+    ) -> Self:
         """After `source`, run the node(s) `path(state)` names (or `Send`s it returns).
 
         `path_map` maps the values `path` returns to node names (a list, or
@@ -421,7 +435,7 @@ class StateGraph:
 
     # -- LangGraph's shorthands ---------------------------------------------------
 
-    def set_entry_point(self, node: str) -> StateGraph:
+    def set_entry_point(self, node: str) -> Self:
         """Start runs at `node`: `add_edge(START, node)`."""
         return self.add_edge(START, node)
 
@@ -429,11 +443,11 @@ class StateGraph:
         self,
         path: Callable[..., Any],
         path_map: Mapping[Hashable, str] | Sequence[str] | str | None = None,
-    ) -> StateGraph:
+    ) -> Self:
         """Start runs where `path(state)` says: `add_conditional_edges(START, path, path_map)`."""
         return self.add_conditional_edges(START, path, path_map)
 
-    def set_finish_point(self, node: str) -> StateGraph:
+    def set_finish_point(self, node: str) -> Self:
         """End the run after `node`: `add_edge(node, END)`."""
         return self.add_edge(node, END)
 
@@ -450,7 +464,7 @@ class StateGraph:
         store: Any = None,
         cache: BaseCache | None = None,
         **unknown: Never,  # a checker flags any other keyword; the run names our spelling
-    ) -> CompiledGraph:
+    ) -> CompiledGraph[StateT, ContextT, InputT, OutputT]:
         """Validate the graph and return the runnable app; a broken graph raises here.
 
         `store` is the long-term store (a `flowgraph.store.BaseStore`) every
