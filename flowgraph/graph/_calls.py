@@ -9,11 +9,12 @@ typed overloads; `v3_modes` checks those of `stream_events`.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Self, TypedDict
 
-from flowgraph.graph._config import read_config
+from flowgraph.graph._config import merged_config, read_config
 from flowgraph.graph._core.interrupt import with_interrupts
 from flowgraph.graph._core.types import Budget, StreamMode, StreamPart
 from flowgraph.graph._engine.execute import execute
@@ -80,6 +81,20 @@ class RunCalls:
     store: Any
     name: str
     _cache: ThreadCache | None
+    _bound_config: Mapping[str, Any] | None = None
+    """What `with_config` put under every run's config (None: nothing)."""
+
+    def with_config(self, config: Mapping[str, Any] | None = None, **values: Any) -> Self:
+        """This graph with `config` (and `values`, as its keys) under every run's config.
+
+        As LangGraph's: a call's own config wins key by key, and the `configurable`
+        dicts merge (a call's thread id with a bound user id). The graph itself is
+        shared, not copied: the same nodes, checkpointer and caches.
+        """
+        added = {**(config or {}), **values}
+        clone = copy.copy(self)
+        clone._bound_config = merged_config(self._bound_config, added)
+        return clone
 
     def _options(
         self,
@@ -130,9 +145,18 @@ class RunCalls:
     ) -> None:
         """Merge LangGraph's `config` dict, `configurable=` and `context=` into `options`.
 
-        Called only when one of them (or a thread) is given, so a plain run
-        pays nothing for them.
+        A plain run (none of them, no thread, nothing bound) pays nothing for them.
         """
+        if (
+            config is None
+            and context is None
+            and not configurable
+            and options.thread_id is None
+            and self._bound_config is None
+        ):
+            return
+        if self._bound_config is not None:
+            config = merged_config(self._bound_config, config)
         call = read_config(
             config,
             thread_id=options.thread_id,

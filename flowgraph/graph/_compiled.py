@@ -203,8 +203,7 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
             rerun_tool_calls=rerun_tool_calls,
             inline_sync=False,
         )
-        if config is not None or context is not None or configurable or thread_id is not None:
-            self._configure(options, config, context, configurable)
+        self._configure(options, config, context, configurable)
         invoked = Invoked(stream_mode, version)
         if invoked.chunks:
             options = replace(options, inline_sync=False)
@@ -312,8 +311,7 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
             rerun_tool_calls=rerun_tool_calls,
             inline_sync=True,
         )
-        if config is not None or context is not None or configurable or thread_id is not None:
-            self._configure(options, config, context, configurable)
+        self._configure(options, config, context, configurable)
         invoked = Invoked(stream_mode, version)
         if invoked.chunks:  # LangGraph's list of the stream's items
             closed = threading.Event()
@@ -414,8 +412,7 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
             rerun_tool_calls=rerun_tool_calls,
             inline_sync=False,
         )
-        if config is not None or context is not None or configurable or thread_id is not None:
-            self._configure(options, config, context, configurable)
+        self._configure(options, config, context, configurable)
         return self._parts(input, options, mode, stream_mode, subgraphs, version)
 
     @overload
@@ -501,8 +498,7 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
             rerun_tool_calls=rerun_tool_calls,
             inline_sync=False,  # sync nodes in threads, so parts reach the caller as they happen
         )
-        if config is not None or context is not None or configurable or thread_id is not None:
-            self._configure(options, config, context, configurable)
+        self._configure(options, config, context, configurable)
         closed = threading.Event()
         options = replace(options, closed=closed)
         parts = self._parts(input, options, mode, stream_mode, subgraphs, version)

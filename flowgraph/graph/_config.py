@@ -66,6 +66,17 @@ def _checked(config: Mapping[str, Any]) -> None:
             )
 
 
+def merged_config(
+    under: Mapping[str, Any] | None, over: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """`over`'s keys over `under`'s, their `configurable` (and `metadata`) dicts merged."""
+    merged = {**(under or {}), **(over or {})}
+    for key in ("configurable", "metadata"):
+        if under and over and key in under and key in over:
+            merged[key] = {**under[key], **over[key]}
+    return merged
+
+
 def thread_of(config: Mapping[str, Any]) -> tuple[str, str | None]:
     """`(thread_id, checkpoint_id)` of a config naming a thread (get_state, update_state)."""
     _checked(config)

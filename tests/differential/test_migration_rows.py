@@ -177,6 +177,7 @@ ROWS: dict[str, tuple[str, ...]] = {
     ),
     "`get_graph().to_json()`": ("p100_get_graph_metadata_tools",),
     "an `Interrupt`'s `id`": ("p81_interrupt_repr",),
+    "`graph.with_config(": ("p139_runtime_context",),
     "a node returning `None`": ("p75_node_returns_none", "p134_breakpoints"),
     '`stream_mode="debug"`': ("p176_debug_mode",),
     '`stream_mode="messages"`': (

@@ -22,8 +22,6 @@ XFAIL: dict[str, str] = {
     "state, which LangGraph adds through the parent's reducer again (['brief', 'brief', ...])",
     "p32_dataclass_state": "not in issue #30: a dataclass state schema is refused",
     "p70_get_state_tasks": "not in issue #30: StateSnapshot has no .tasks",
-    "p139_runtime_context": "CompiledGraph has no with_config (graph/_compiled.py); LangGraph's "
-    "returns the graph with the config merged into every run's",
     "p145_subgraph_interrupt": "stream(subgraphs=True) yields no (('weather_graph:<id>',), "
     "{'__interrupt__': ...}) from the subgraph's namespace before the parent's",
     "p159_node_metadata": "not in issue #30: add_node(metadata=...) does not reach the node's "
