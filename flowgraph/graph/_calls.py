@@ -113,6 +113,9 @@ class RunCalls:
         modes: frozenset[str] = frozenset(),
         rerun_tool_calls: bool = False,
     ) -> RunOptions:
+        every = tuple(self.engine.plan.nodes)  # "*": around every node, as in LangGraph
+        interrupt_before = every if interrupt_before == "*" else interrupt_before
+        interrupt_after = every if interrupt_after == "*" else interrupt_after
         for name in (*(interrupt_before or ()), *(interrupt_after or ())):
             if name not in self.engine.plan.nodes:
                 raise ValueError(f"interrupt_before/after names '{name}', which is not a node")

@@ -227,6 +227,7 @@ ROWS: dict[str, tuple[str, ...]] = {
         "p22_interrupt_before",
         "p83_react_agent_interrupt_before",
         "p170_interrupt_before_per_invoke",
+        "p181_interrupt_every_node",
     ),
     "`invoke` with a message already in the thread": ("p95_same_message_twice",),
 }

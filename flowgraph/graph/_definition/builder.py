@@ -457,8 +457,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self,
         checkpointer: Any = None,
         *,
-        interrupt_before: Sequence[str] = (),
-        interrupt_after: Sequence[str] = (),
+        interrupt_before: Sequence[str] | Literal["*"] = (),
+        interrupt_after: Sequence[str] | Literal["*"] = (),
         budget: Budget | None = None,
         name: str | None = None,
         store: Any = None,
@@ -470,7 +470,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         `store` is the long-term store (a `flowgraph.store.BaseStore`) every
         run hands to nodes that take a `store` (or `runtime`) parameter and to
         tools that ask with `InjectedStore`. `cache` (e.g. `InMemoryCache()`)
-        keeps the writes of nodes added with a `cache_policy`.
+        keeps the writes of nodes added with a `cache_policy`. `interrupt_before="*"`
+        (or after) pauses around every node, as in LangGraph.
         """
         # the facade (and the engine under it) loads with the first compile, not with import
         from flowgraph.graph._compiled import CompiledGraph
@@ -479,6 +480,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         if unknown:
             raise unknown_keyword("compile", unknown, spellings.COMPILE)
         spec = self.spec()
+        if interrupt_before == "*":
+            interrupt_before = tuple(spec.nodes)
+        if interrupt_after == "*":
+            interrupt_after = tuple(spec.nodes)
         validate(spec, interrupt_before=interrupt_before, interrupt_after=interrupt_after)
         return CompiledGraph(
             spec,
