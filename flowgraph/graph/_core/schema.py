@@ -116,6 +116,7 @@ class StateAdapter:
         self.input_keys: frozenset[str] | None = None
         """The keys an input may set (None: any field); set by `set_input`."""
         self._output: Callable[[dict[str, Any]], Any] | None = None
+        self._output_keys: frozenset[str] | None = None
         self._fields_changed()
         self._validators: dict[str, TypeAdapter[Any]] = {}
         self._has_private = self.is_model and bool(schema.__private_attributes__)
@@ -211,6 +212,7 @@ class StateAdapter:
     def set_output(self, schema: type[Any]) -> None:
         """What a run returns is `schema`'s fields only, as a `schema`."""
         self._output = self.viewer(schema)
+        self._output_keys = frozenset(field_reducers(schema))
 
     # -- values ---------------------------------------------------------------
 
@@ -246,7 +248,8 @@ class StateAdapter:
     def shown(self, writes: Sequence[tuple[str, Any]]) -> Any:
         """A task's writes as its "updates" stream part shows them: one dict of fields.
 
-        A key written several times (by a subgraph) lists every value it was given.
+        A key written several times (a Command's list of pairs) lists every value it was
+        given.
         """
         update: dict[str, Any] = {}
         for key, value in writes:
@@ -262,6 +265,13 @@ class StateAdapter:
             return self.detached(values)
         values = _copied(values)
         return self._output(self.stored(values) if self.managed else values)
+
+    def final_values(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The fields a run returns (the output schema's, else the state's), as a plain dict:
+        what a subgraph node hands to its parent graph's reducers."""
+        keys = self._own if self._output_keys is None else self._output_keys
+        managed = self.managed
+        return {k: v for k, v in values.items() if k in keys and k not in managed}
 
     def detached(self, values: dict[str, Any]) -> Any:
         """The state for a caller to keep: its lists, dicts and sets are copies.

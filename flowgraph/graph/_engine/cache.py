@@ -26,7 +26,6 @@ from flowgraph._lazy import LazyModule
 from flowgraph.errors import SerializationError
 from flowgraph.graph._core.caching import BaseCache, CachePolicy, InMemoryCache
 from flowgraph.graph._core.types import Command
-from flowgraph.graph._engine.run import SubgraphWrites
 
 if TYPE_CHECKING:
     import hashlib
@@ -42,7 +41,7 @@ __all__ = ["BaseCache", "CachePolicy", "InMemoryCache", "cached_nodes", "namespa
 
 # -- the cached node ----------------------------------------------------------------
 
-_DICT, _NONE, _COMMAND, _WRITES = "dict", "none", "command", "writes"
+_DICT, _NONE, _COMMAND = "dict", "none", "command"
 
 
 def _stored_form(node: str, out: Any) -> list[Any]:
@@ -51,8 +50,6 @@ def _stored_form(node: str, out: Any) -> list[Any]:
         return [_NONE]
     if isinstance(out, Command):
         return [_COMMAND, out]
-    if isinstance(out, SubgraphWrites):
-        return [_WRITES, [list(pair) for pair in out]]
     if isinstance(out, Mapping):
         return [_DICT, dict(out)]
     if isinstance(out, BaseModel):  # the state's type, returned whole
@@ -64,8 +61,6 @@ def _returned(data: list[Any]) -> Any:
     kind = data[0]
     if kind == _NONE:
         return None
-    if kind == _WRITES:
-        return SubgraphWrites((key, value) for key, value in data[1])
     return data[1]
 
 

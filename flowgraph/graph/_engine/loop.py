@@ -27,7 +27,7 @@ from flowgraph.graph._core.merge import apply_writes
 from flowgraph.graph._core.pool import run_in_thread
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._core.types import MISSING, Command, Interrupt, ParentCommand, Send, StreamPart
-from flowgraph.graph._engine.run import INTERRUPT, Emitter, Engine, Run, SubgraphWrites
+from flowgraph.graph._engine.run import INTERRUPT, Emitter, Engine, Run
 from flowgraph.graph._engine.superstep import next_tasks
 from flowgraph.graph._thread.record import PendingTask
 
@@ -61,11 +61,6 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
             )
         writes = [] if out.update is None else _command_writes(engine, node, out.update)
         return TaskResult(task, writes, out.goto_targets())
-    if isinstance(out, SubgraphWrites):
-        checked: list[tuple[str, Any]] = []
-        for key, value in out:
-            checked.extend(engine.state.check_update(node, {key: value}).items())
-        return TaskResult(task, checked)
     if engine.state.is_model and isinstance(out, engine.state.schema):
         fields = {k: getattr(out, k) for k in out.model_fields_set}
         return TaskResult(task, list(engine.state.check_update(node, fields).items()))
@@ -405,8 +400,6 @@ async def run_loop(engine: Engine, run: Run) -> None:
         run.tasks = tasks
         run.step = step
         run.steps_taken += 1
-        if run.write_log is not None:
-            run.write_log.extend(w for r in results for w in r.writes)
         if run.sink is not None:
             _stream_step(engine, run, results)
         if (
@@ -437,7 +430,7 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
     """
     handoff = next((o for o in outcomes if isinstance(o, ParentCommand)), None)
     if handoff is not None:
-        if run.write_log is not None:  # a subgraph: its node in the parent goes on
+        if run.nested:  # a subgraph: its node in the parent goes on
             raise handoff
         outcomes = [
             _no_parent(task.node) if isinstance(o, ParentCommand) else o

@@ -24,14 +24,10 @@ if TYPE_CHECKING:
     from flowgraph.graph._core.schema import StateAdapter
     from flowgraph.graph._thread.reuse import Reuse
 
-__all__ = ["INTERRUPT", "PASSED_UP", "Emitter", "Engine", "Run", "SubgraphWrites"]
+__all__ = ["INTERRUPT", "PASSED_UP", "Emitter", "Engine", "Run"]
 
 INTERRUPT = "__interrupt__"
 """The node name of the stream part that says the run paused (its data: the interrupts)."""
-
-
-class SubgraphWrites(list[tuple[str, Any]]):
-    """A node result that is a list of (key, value) writes in order (what a subgraph returns)."""
 
 
 @dataclass(slots=True)
@@ -97,8 +93,9 @@ class Run:
     """The run's hold on its thread; lost (taken by another run): stop before the next step."""
     caught_up: Callable[[], Awaitable[None]] | None = None
     """Waits until a stream's reader has taken the parts so far (backpressure)."""
-    write_log: list[tuple[str, Any]] | None = None
-    """When set, every merged write is also recorded here (subgraphs report them up)."""
+    nested: bool = False
+    """The run of a subgraph node: a handoff (`Command.PARENT`) ends it, for its node in the
+    parent graph to take."""
     parent_task: TaskScope | None = None
     """The task of the outer run this (subgraph) run belongs to: its tasks take their
     interrupt answers from it, and a pause is raised up to it."""

@@ -1,8 +1,11 @@
 """A compiled graph run as a node of another graph (a subgraph), sharing same-named fields.
 
-The subgraph starts from the parent's values of the shared fields and
-reports its writes to them, in order, for the parent's reducers to merge:
-appended lists are not doubled, messages merge by id. A node inside that
+The subgraph starts from the parent's values of the shared fields, and its
+final state (the fields its output schema names) is the node's update,
+merged through the parent's reducers as LangGraph merges it: an
+`operator.add` list the parent passed in comes back whole and is added
+again (`['brief', 'brief', 'researched']`), while messages merge by id, so
+the conversation is not doubled. A node inside that
 returns `Command(graph=Command.PARENT, goto=..., update=...)` stops the
 subgraph: the node then writes that update and goes there. A pause inside
 becomes the node's, named by its path ("review/ask").
@@ -21,7 +24,7 @@ from flowgraph._ids import random_scope_key, scope_key
 from flowgraph.graph._core.interrupt import GraphInterrupt, Pause
 from flowgraph.graph._core.types import START, Command, ParentCommand, StreamPart
 from flowgraph.graph._engine.loop import run_loop, start_tasks
-from flowgraph.graph._engine.run import Emitter, Engine, Run, SubgraphWrites
+from flowgraph.graph._engine.run import Emitter, Engine, Run
 
 if TYPE_CHECKING:
     from flowgraph.graph._core.schema import StateAdapter
@@ -34,7 +37,7 @@ def subgraph_node(
 ) -> Callable[[Any], Any]:
     """The node that runs `engine` (the compiled graph `app`) inside a graph with state `parent`."""
 
-    async def subgraph(state: Any) -> SubgraphWrites | Command[Any]:
+    async def subgraph(state: Any) -> dict[str, Any] | Command[Any]:
         outer = state.__dict__ if isinstance(state, BaseModel) else state
         scope = current_task.get()
         values = engine.state.defaults()
@@ -50,7 +53,7 @@ def subgraph_node(
                 else random_scope_key()
             ),
             usage=scope.usage if scope is not None else RunUsage(),
-            write_log=[],
+            nested=True,
             parent_task=scope,
         )
         if scope is not None and isinstance(scope.emit, Emitter):
@@ -80,8 +83,8 @@ def subgraph_node(
         finally:
             if own_store is not None:
                 current_store.reset(own_store)
-        assert run.write_log is not None
-        return SubgraphWrites((k, v) for k, v in run.write_log if k in parent.reducers)
+        final = engine.state.final_values(run.values)
+        return {k: v for k, v in final.items() if k in parent.reducers}
 
     subgraph.node_kind = "subgraph"  # type: ignore[attr-defined]
     subgraph.subgraph = app  # type: ignore[attr-defined]
