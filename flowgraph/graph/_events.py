@@ -390,6 +390,8 @@ class _Reader:
                 stream.add(chunk)
         elif part.mode == "updates":
             if part.node == INTERRUPT:
+                if part.namespace:  # a subgraph's own pause: its graph above says it too
+                    return
                 scope.interrupts.extend(part.data)
                 scope.values.push(scope.latest)  # LangGraph's last values part carries them
                 # the run paused: a subgraph run started under this one and not finished

@@ -116,7 +116,12 @@ class StateAdapter:
         self.input_keys: frozenset[str] | None = None
         """The keys an input may set (None: any field); set by `set_input`."""
         self._output: Callable[[dict[str, Any]], Any] | None = None
-        self._output_keys: frozenset[str] | None = None
+        self._final: tuple[str, ...] = tuple(
+            k
+            for k in (schema.model_fields if self.is_model else typeddict_hints(schema))
+            if k in self.reducers
+        )
+        """The fields a run ends with, in the schema's order (see `final_values`)."""
         self._fields_changed()
         self._validators: dict[str, TypeAdapter[Any]] = {}
         self._has_private = self.is_model and bool(schema.__private_attributes__)
@@ -212,7 +217,7 @@ class StateAdapter:
     def set_output(self, schema: type[Any]) -> None:
         """What a run returns is `schema`'s fields only, as a `schema`."""
         self._output = self.viewer(schema)
-        self._output_keys = frozenset(field_reducers(schema))
+        self._final = tuple(field_reducers(schema))
 
     # -- values ---------------------------------------------------------------
 
@@ -269,9 +274,7 @@ class StateAdapter:
     def final_values(self, values: dict[str, Any]) -> dict[str, Any]:
         """The fields a run returns (the output schema's, else the state's), as a plain dict:
         what a subgraph node hands to its parent graph's reducers."""
-        keys = self._own if self._output_keys is None else self._output_keys
-        managed = self.managed
-        return {k: v for k, v in values.items() if k in keys and k not in managed}
+        return {k: values[k] for k in self._final if k in values}
 
     def detached(self, values: dict[str, Any]) -> Any:
         """The state for a caller to keep: its lists, dicts and sets are copies.

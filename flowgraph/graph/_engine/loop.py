@@ -453,14 +453,16 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
             )
             pauses.extend(outcome.pauses)
         else:
-            if task.index in run.paused:  # keep the answers it was given for the next resume
-                before = run.paused[task.index]
-                pending[task.index] = PendingTask(
-                    task.node,
-                    pauses=before.pauses,
-                    answers=run.answers.get(task.index, {}),
-                    memo=kept,
-                )
+            # the failure, for get_state's tasks (and the answers it was given, if it had
+            # paused before, for the next resume)
+            before = run.paused.get(task.index)
+            pending[task.index] = PendingTask(
+                task.node,
+                pauses=before.pauses if before is not None else [],
+                answers=run.answers.get(task.index, {}) if before is not None else {},
+                memo=kept,
+                error=repr(outcome) if isinstance(outcome, Exception) else None,
+            )
             if failure is None:
                 failure = outcome
     if failure is None and run.parent_task is not None:

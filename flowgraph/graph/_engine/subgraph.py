@@ -8,7 +8,8 @@ again (`['brief', 'brief', 'researched']`), while messages merge by id, so
 the conversation is not doubled. A node inside that
 returns `Command(graph=Command.PARENT, goto=..., update=...)` stops the
 subgraph: the node then writes that update and goes there. A pause inside
-becomes the node's, named by its path ("review/ask").
+becomes the node's, named by its path ("review/ask"); with `subgraphs=True`
+the subgraph's namespace streams its `__interrupt__` first.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from flowgraph._context import RunUsage, bind_store, current_store, current_task
 from flowgraph._ids import random_scope_key, scope_key
 from flowgraph.graph._core.interrupt import GraphInterrupt, Pause
 from flowgraph.graph._core.types import START, Command, ParentCommand, StreamPart
-from flowgraph.graph._engine.loop import run_loop, start_tasks
+from flowgraph.graph._engine.loop import run_loop, start_tasks, stream_pause
 from flowgraph.graph._engine.run import Emitter, Engine, Run
 
 if TYPE_CHECKING:
@@ -74,12 +75,15 @@ def subgraph_node(
             if scope is None:
                 raise
             # the pauses become this node's, named by their path ("review/ask")
-            raise GraphInterrupt(
-                [
-                    Pause(replace(p.interrupt, node=f"{scope.node}/{p.interrupt.node}"), p.key)
-                    for p in paused.pauses
-                ]
-            ) from None
+            pauses = [
+                Pause(replace(p.interrupt, node=f"{scope.node}/{p.interrupt.node}"), p.key)
+                for p in paused.pauses
+            ]
+            if run.subgraphs and run.sink is not None:
+                # the subgraph's own stream says it paused, as LangGraph's does, before
+                # the graph above says so in its own namespace
+                stream_pause(run, [p.interrupt for p in pauses])
+            raise GraphInterrupt(pauses) from None
         finally:
             if own_store is not None:
                 current_store.reset(own_store)
