@@ -20,7 +20,6 @@ XFAIL: dict[str, str] = {
     "p47_draw_mermaid": "issue #30: graph.get_graph().draw_mermaid()",
     "p48_get_graph_nodes": "issue #30: graph.get_graph()",
     # not rows of issue #30 (reported with it): differences no table row documents
-    "p32_dataclass_state": "not in issue #30: a dataclass state schema is refused",
     "p80_stream_writer_param": "not in issue #30: flowgraph exports no StreamWriter "
     "(the table's `writer: StreamWriter` row says 'the same')",
     "p81_interrupt_repr": "not in issue #30: Interrupt's repr has node= and another id",

@@ -64,6 +64,10 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
     if engine.state.is_model and isinstance(out, engine.state.schema):
         fields = {k: getattr(out, k) for k in out.model_fields_set}
         return TaskResult(task, list(engine.state.check_update(node, fields).items()))
+    if engine.state.is_dataclass and isinstance(out, engine.state.schema):
+        # the state's type returned whole: every field is written, as in LangGraph
+        fields = {k: getattr(out, k) for k in engine.state.reducers if hasattr(out, k)}
+        return TaskResult(task, list(engine.state.check_update(node, fields).items()))
     raise InvalidUpdateError(
         f"Node '{node}' returned {type(out).__name__}; a node returns a dict of updates, "
         "a Command, or None",
@@ -144,7 +148,7 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             if task.arg is not MISSING:
                 arg = task.arg
             else:  # the state, or the node's own input type's view of it
-                arg = (spec.view or engine.state.view)(run.values)
+                arg = (spec.view or engine.state.node_view)(run.values)
             scope.interrupts_seen = 0
             if scope.memo is not None and scope.memo.calls:
                 scope.memo.calls.clear()
@@ -296,7 +300,7 @@ async def _routes(
         targets: list[str | Send] = [*plan.successors.get(node, ()), *goto]
         for branch in branches or ():
             if view is MISSING:
-                view = engine.state.view(values)
+                view = engine.state.node_view(values)
             try:
                 out = branch.path(view)
                 if branch.is_async:

@@ -88,6 +88,8 @@ def _input_writes(engine: Engine, input: Any) -> dict[str, Any]:
         return dict(input)
     if isinstance(input, BaseModel):
         return {k: getattr(input, k) for k in input.model_fields_set}
+    if engine.state.is_dataclass and isinstance(input, engine.state.schema):
+        return {k: getattr(input, k) for k in engine.state.reducers if hasattr(input, k)}
     if isinstance(input, Mapping):
         return dict(input)
     if isinstance(input, Command):

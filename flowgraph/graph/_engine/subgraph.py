@@ -14,8 +14,8 @@ the subgraph's namespace streams its `__interrupt__` first.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -39,7 +39,7 @@ def subgraph_node(
     """The node that runs `engine` (the compiled graph `app`) inside a graph with state `parent`."""
 
     async def subgraph(state: Any) -> dict[str, Any] | Command[Any]:
-        outer = state.__dict__ if isinstance(state, BaseModel) else state
+        outer = _fields(state)
         scope = current_task.get()
         values = engine.state.defaults()
         # the parent's state (shared fields), or a Send's argument (any child field)
@@ -93,6 +93,15 @@ def subgraph_node(
     subgraph.node_kind = "subgraph"  # type: ignore[attr-defined]
     subgraph.subgraph = app  # type: ignore[attr-defined]
     return subgraph
+
+
+def _fields(state: Any) -> Mapping[str, Any]:
+    """The parent's state (a dict, a pydantic or a dataclass instance) as a mapping."""
+    if isinstance(state, BaseModel):
+        return state.__dict__
+    if is_dataclass(state):
+        return {f.name: getattr(state, f.name) for f in fields(state)}
+    return state  # type: ignore[no-any-return]  # a dict (a Send's argument may be any)
 
 
 def _stream_from(run: Run, outer: Emitter, segment: str) -> None:
