@@ -30,7 +30,9 @@ class NodeSpec:
     name: str
     fn: Callable[..., Any]
     is_async: bool
-    retry: RetryPolicy | None = None
+    retries: tuple[RetryPolicy, ...] = ()
+    """Its retry policies (LangGraph's `retry_policy=[p1, p2]`): the first that takes an
+    error applies to it, counting the node's attempts so far."""
     destinations: tuple[str, ...] = ()
     kind: str = "function"
     """For diagrams: model, tool, router, persona, subgraph or function."""
@@ -40,6 +42,18 @@ class NodeSpec:
     """Run only once no other task is left (see `StateGraph.add_node`)."""
     cache_policy: CachePolicy | None = None
     """Reuse the writes of an earlier call with the same input (see `compile(cache=...)`)."""
+
+    @property
+    def retry(self) -> RetryPolicy | None:
+        """The node's first retry policy (None: a failure is not retried)."""
+        return self.retries[0] if self.retries else None
+
+    def retry_for(self, exc: BaseException) -> RetryPolicy | None:
+        """The policy that retries `exc`: the first whose `retry_on` takes it, if any."""
+        for policy in self.retries:
+            if policy.should_retry(exc):
+                return policy
+        return None
 
 
 @dataclass(frozen=True, slots=True)

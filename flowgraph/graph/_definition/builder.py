@@ -35,7 +35,7 @@ from flowgraph.graph._core.schema import StateAdapter
 from flowgraph.graph._core.spec import Branch, GraphSpec, NodeSpec
 from flowgraph.graph._core.types import END, START, Budget, Command, RetryPolicy
 from flowgraph.graph._definition import spellings
-from flowgraph.graph._definition.spellings import one_retry_policy, unknown_keyword
+from flowgraph.graph._definition.spellings import retry_policies, unknown_keyword
 from flowgraph.state import is_typeddict_schema
 
 if TYPE_CHECKING:
@@ -283,7 +283,7 @@ class StateGraph:
         """
         if unknown:
             raise unknown_keyword("add_node", unknown, spellings.ADD_NODE)
-        retry = one_retry_policy(name, retry, retry_policy)
+        retries = retry_policies(name, retry, retry_policy)
         if fn is None:
             if not callable(name):
                 raise GraphValidationError(
@@ -315,7 +315,7 @@ class StateGraph:
         view = None if input_type is None else self.state.viewer(input_type)
         if view == self.state.view:
             view = None
-        spec = self._spec(name, fn, retry, tuple(destinations), view, defer, cache_policy)
+        spec = self._spec(name, fn, retries, tuple(destinations), view, defer, cache_policy)
         self._specs[name] = spec
         attributes = {"spec": spec, "kind": spec.kind}
         if metadata is not None:
@@ -329,7 +329,7 @@ class StateGraph:
         self,
         name: str,
         fn: Callable[..., Any],
-        retry: RetryPolicy | None,
+        retries: tuple[RetryPolicy, ...],
         destinations: tuple[str, ...],
         view: Callable[[dict[str, Any]], Any] | None = None,
         defer: bool = False,
@@ -340,7 +340,7 @@ class StateGraph:
         asked = injected_parameters(fn)  # read once here: a node asking for none costs nothing
         if asked:
             fn = with_injections(fn, asked, is_async=is_async)
-        return NodeSpec(name, fn, is_async, retry, destinations, kind, view, defer, cache_policy)
+        return NodeSpec(name, fn, is_async, retries, destinations, kind, view, defer, cache_policy)
 
     def add_sequence(
         self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]

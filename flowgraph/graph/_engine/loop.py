@@ -173,8 +173,8 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             except Exception as exc:
                 if seen is not None:
                     seen.end(error=exc)
-                policy = spec.retry
-                if policy is None or attempt >= policy.max_attempts or not policy.should_retry(exc):
+                policy = spec.retry_for(exc) if spec.retries else None
+                if policy is None or attempt >= policy.max_attempts:
                     raise
                 await asyncio.sleep(policy.delay(attempt, exc))
             except BaseException as exc:  # a pause (interrupt()) or a cancellation
