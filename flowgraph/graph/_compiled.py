@@ -40,9 +40,7 @@ from flowgraph.graph._engine.superstep import Plan
 from flowgraph.graph._events import V3_MODES, AsyncRunStream, RunStream
 from flowgraph.graph._items import StreamVersion
 from flowgraph.graph._streams import (
-    HitMarks,
     Invoked,
-    MarkingCache,
     StreamKeywords,
     stream_parts,
     stream_settings,
@@ -89,7 +87,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
         """The `StateGraph` this app was compiled from (`app.builder.compile(...)` makes
         another app of it); typed Any since the builder imports this module."""
         plan = Plan(spec)
-        plan.nodes = cached_nodes(plan.nodes, None if cache is None else MarkingCache(cache))
+        plan.nodes = cached_nodes(plan.nodes, cache)
         remaining = tuple(k for k, kind in spec.state.managed.items() if kind == "remaining_steps")
         self.engine = Engine(plan, spec.state, name, remaining)
         self.checkpointer = checkpointer
@@ -338,8 +336,7 @@ class CompiledGraph(ThreadAPI, Diagrams):
 
         if items is None:
             return stream_parts(start, options)
-        marks = HitMarks(items) if self.cache is not None else None
-        return items.translate(stream_parts(start, options, marks))
+        return items.translate(stream_parts(start, options))
 
     @overload
     def astream(

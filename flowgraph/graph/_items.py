@@ -92,9 +92,6 @@ class LangGraphItems:
         self.paired = not isinstance(stream_mode, str)
         """A list of modes (even of one): items are (mode, chunk) pairs."""
         self.subgraphs = subgraphs
-        self.cached: set[tuple[tuple[str, ...], str]] = set()
-        """(namespace, node) of the nodes whose result came from the cache this step,
-        marked by the run's cache (see `_streams.HitMarks`): their update says so."""
         self.thread_id = thread_id
         self.engine_modes = (
             self.modes | {"updates", "values"} if "messages" in self.modes else self.modes
@@ -125,8 +122,7 @@ class LangGraphItems:
                     yield self._item(part, "messages", (message, self._metadata(part)))
             if "updates" in modes:
                 update: dict[str, Any] = {str(part.node): part.data}
-                if (part.namespace, part.node) in self.cached:
-                    self.cached.discard((part.namespace, str(part.node)))
+                if part.cached:
                     update["__metadata__"] = {"cached": True}
                 yield self._item(part, "updates", update)
         elif mode == "messages":

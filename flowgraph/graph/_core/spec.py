@@ -84,6 +84,8 @@ class TaskResult:
     task: Task
     writes: list[tuple[str, Any]] = field(default_factory=list)
     goto: list[str | Send] = field(default_factory=list)
+    cached: bool = False
+    """Not made by running the node now: a cache hit, or a resumed step's stored writes."""
 
 
 @dataclass(frozen=True, slots=True)

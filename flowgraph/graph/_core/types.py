@@ -354,10 +354,16 @@ class StreamPart:
     node: str | None
     data: Any = field(default=None)
     namespace: tuple[str, ...] = ()
+    cached: bool = field(default=False, repr=False)
+    """An "updates" part whose writes the node did not make now: they came from the node
+    cache, or from the stored writes a resumed step reuses (LangGraph's `"__metadata__":
+    {"cached": True}`). Such parts come first in their step."""
 
     def nested(self, segment: str) -> StreamPart:
         """This part as seen one level up: `segment` ("node:task id") goes in front."""
-        return StreamPart(self.mode, self.step, self.node, self.data, (segment, *self.namespace))
+        return StreamPart(
+            self.mode, self.step, self.node, self.data, (segment, *self.namespace), self.cached
+        )
 
     # LangGraph's default stream yields {node: update} dicts (and "values" the state), which
     # ported loops read as mappings: `for update in chunk.values()`, `chunk["messages"]`.

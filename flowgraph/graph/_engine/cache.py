@@ -36,7 +36,17 @@ else:  # only a node with a cache policy encodes and hashes: they load with the 
     hashlib = LazyModule("hashlib")
     serde = LazyModule("flowgraph.checkpoint.serde")
 
-__all__ = ["BaseCache", "CachePolicy", "InMemoryCache", "cached_nodes", "namespace_of"]
+__all__ = ["BaseCache", "CacheHit", "CachePolicy", "InMemoryCache", "cached_nodes", "namespace_of"]
+
+
+class CacheHit:
+    """What a cached node returns when its result came from the cache: the run loop
+    takes `value` as the node's return value, and marks its update as cached."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 # -- the cached node ----------------------------------------------------------------
@@ -95,7 +105,7 @@ class _Cached:
 
     def hit(self, key: str) -> tuple[bool, Any]:
         data = self.cache.get(self.namespace, key)
-        return (False, None) if data is None else (True, _returned(serde.loads(data)))
+        return (False, None) if data is None else (True, CacheHit(_returned(serde.loads(data))))
 
     def keep(self, key: str, out: Any) -> None:
         try:

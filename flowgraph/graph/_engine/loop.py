@@ -27,6 +27,7 @@ from flowgraph.graph._core.merge import apply_writes
 from flowgraph.graph._core.pool import run_in_thread
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._core.types import MISSING, Command, Interrupt, ParentCommand, Send, StreamPart
+from flowgraph.graph._engine.cache import CacheHit
 from flowgraph.graph._engine.run import INTERRUPT, Emitter, Engine, Run
 from flowgraph.graph._engine.superstep import next_tasks
 from flowgraph.graph._thread.record import PendingTask
@@ -44,6 +45,10 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
         return TaskResult(task, list(engine.state.check_update(node, out).items()))
     if out is None:
         return TaskResult(task)
+    if type(out) is CacheHit:  # a cached node's earlier result: the same checks
+        result = _result(engine, task, out.value)
+        result.cached = True
+        return result
     if isinstance(out, Command):
         if out.has_resume:
             raise InvalidUpdateError(
@@ -364,18 +369,24 @@ async def run_loop(engine: Engine, run: Run) -> None:
         step = run.step + 1
         if run.saver is not None:
             run.scope = run.saver.step_scope()
+        early: frozenset[int] = frozenset()
+        if run.prefilled and run.sink is not None:
+            # what a resumed step reuses is streamed first, as LangGraph's cached writes are
+            early = frozenset(run.prefilled)
+            reused = [run.prefilled[t.index] for t in run.tasks if t.index in early]
+            _stream_updates(engine, run, step, reused)
         if len(run.tasks) == 1 and not run.prefilled:
             # the usual step of a loop (one node): run it here, no gather and no outcome list
             try:
                 results = [await _run_task(engine, run, run.tasks[0], step, run.inline_sync)]
             except (Exception, GraphInterrupt, ParentCommand) as exc:
-                await _stop_step(run, [exc])
+                await _stop_step(engine, run, [exc], step)
                 return
         else:
             outcomes = await _run_tasks(engine, run, step)
             results = [o for o in outcomes if isinstance(o, TaskResult)]
             if len(results) != len(outcomes):
-                await _stop_step(run, outcomes)
+                await _stop_step(engine, run, outcomes, step, early)
                 return
         if run.prefilled:  # only the first step of a resume has these
             run.prefilled = {}
@@ -405,7 +416,7 @@ async def run_loop(engine: Engine, run: Run) -> None:
         run.step = step
         run.steps_taken += 1
         if run.sink is not None:
-            _stream_step(engine, run, results)
+            _stream_step(engine, run, results, early)
         if (
             run.interrupt_after
             and tasks
@@ -426,7 +437,13 @@ async def _pause_before(run: Run, paused: Sequence[Task]) -> None:
     stream_pause(run, ())
 
 
-async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -> None:
+async def _stop_step(
+    engine: Engine,
+    run: Run,
+    outcomes: Sequence[TaskResult | BaseException],
+    step: int,
+    streamed: frozenset[int] = frozenset(),
+) -> None:
     """A step that did not finish: keep what did, then raise the failure or record the pause.
 
     A subgraph's node handing off to the parent graph (`Command.PARENT`)
@@ -469,6 +486,10 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
             )
             if failure is None:
                 failure = outcome
+    if failure is None and run.sink is not None:
+        # the tasks that finished before the pause, as LangGraph streams them
+        done = [o for o in outcomes if isinstance(o, TaskResult)]
+        _stream_updates(engine, run, step, [r for r in done if r.task.index not in streamed])
     if failure is None and run.parent_task is not None:
         raise GraphInterrupt(pauses)  # a subgraph: its node pauses, and re-runs on resume
     run.interrupts.extend(p.interrupt for p in pauses)
@@ -494,13 +515,31 @@ def _no_parent(node: str) -> InvalidUpdateError:
     )
 
 
-def _stream_step(engine: Engine, run: Run, results: Sequence[TaskResult]) -> None:
+def _stream_updates(engine: Engine, run: Run, step: int, results: Sequence[TaskResult]) -> None:
+    """The "updates" parts of `results`: the cached ones first (as LangGraph streams a
+    cache hit before the step's other tasks finish), each group in task order."""
+    if "updates" not in run.modes or not results:
+        return
+    sink = run.sink
+    assert sink is not None
+    shown = engine.state.shown
+    if any(r.cached for r in results):
+        results = [*(r for r in results if r.cached), *(r for r in results if not r.cached)]
+    for r in results:
+        sink(StreamPart("updates", step, r.task.node, shown(r.writes), cached=r.cached))
+
+
+def _stream_step(
+    engine: Engine, run: Run, results: Sequence[TaskResult], streamed: frozenset[int]
+) -> None:
+    """A finished step's parts: its updates (but those `streamed` at its start), its values."""
     sink = run.sink
     assert sink is not None
     state = engine.state
-    if "updates" in run.modes:
-        for result in results:
-            sink(StreamPart("updates", run.step, result.task.node, state.shown(result.writes)))
+    if streamed:
+        _stream_updates(engine, run, run.step, [r for r in results if r.task.index not in streamed])
+    else:
+        _stream_updates(engine, run, run.step, results)
     if "values" in run.modes and any(state.shows(r.writes) for r in results):
         # as LangGraph does: a step that changed none of the state's fields shows nothing new
         sink(StreamPart("values", run.step, None, state.view(run.values)))

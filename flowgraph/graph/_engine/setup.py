@@ -240,7 +240,7 @@ def _resume(run: Run, loaded: Loaded, input: Command | None, forking: bool = Fal
     tasks = {t.index: t for t in run.tasks}
     pending = {i: p for i, p in loaded.pending.items() if i in tasks}
     run.prefilled = {
-        i: TaskResult(tasks[i], list(p.writes), list(p.goto))
+        i: TaskResult(tasks[i], list(p.writes), list(p.goto), cached=True)
         for i, p in pending.items()
         if p.writes is not None
     }
