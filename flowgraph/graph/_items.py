@@ -194,4 +194,6 @@ class LangGraphItems:
         }
         if self.thread_id is not None:
             metadata["thread_id"] = self.thread_id
+        if part.metadata:  # the node's add_node(metadata=...), over LangGraph's keys
+            metadata.update(part.metadata)
         return metadata

@@ -42,6 +42,9 @@ class NodeSpec:
     """Run only once no other task is left (see `StateGraph.add_node`)."""
     cache_policy: CachePolicy | None = None
     """Reuse the writes of an earlier call with the same input (see `compile(cache=...)`)."""
+    metadata: Mapping[str, Any] | None = None
+    """`add_node(..., metadata=...)`: added to the metadata of the node's "messages" stream
+    items (and of the nodes of a subgraph it runs), as in LangGraph."""
 
     @property
     def retry(self) -> RetryPolicy | None:

@@ -358,11 +358,20 @@ class StreamPart:
     """An "updates" part whose writes the node did not make now: they came from the node
     cache, or from the stored writes a resumed step reuses (LangGraph's `"__metadata__":
     {"cached": True}`). Such parts come first in their step."""
+    metadata: Mapping[str, Any] | None = field(default=None, repr=False)
+    """The node's `add_node(..., metadata=...)` (with that of the subgraph nodes it runs
+    in), on its "messages" and "updates" parts."""
 
     def nested(self, segment: str) -> StreamPart:
         """This part as seen one level up: `segment` ("node:task id") goes in front."""
         return StreamPart(
-            self.mode, self.step, self.node, self.data, (segment, *self.namespace), self.cached
+            self.mode,
+            self.step,
+            self.node,
+            self.data,
+            (segment, *self.namespace),
+            self.cached,
+            self.metadata,
         )
 
     # LangGraph's default stream yields {node: update} dicts (and "values" the state), which

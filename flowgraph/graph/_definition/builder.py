@@ -315,7 +315,9 @@ class StateGraph:
         view = None if input_type is None else self.state.viewer(input_type)
         if view == self.state.view:
             view = None
-        spec = self._spec(name, fn, retries, tuple(destinations), view, defer, cache_policy)
+        spec = self._spec(
+            name, fn, retries, tuple(destinations), view, defer, cache_policy, metadata
+        )
         self._specs[name] = spec
         attributes = {"spec": spec, "kind": spec.kind}
         if metadata is not None:
@@ -334,13 +336,25 @@ class StateGraph:
         view: Callable[[dict[str, Any]], Any] | None = None,
         defer: bool = False,
         cache_policy: CachePolicy | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> NodeSpec:
         kind = getattr(fn, "node_kind", "function")
         is_async = _is_async_callable(fn)
         asked = injected_parameters(fn)  # read once here: a node asking for none costs nothing
         if asked:
             fn = with_injections(fn, asked, is_async=is_async)
-        return NodeSpec(name, fn, is_async, retries, destinations, kind, view, defer, cache_policy)
+        return NodeSpec(
+            name,
+            fn,
+            is_async,
+            retries,
+            destinations,
+            kind,
+            view,
+            defer,
+            cache_policy,
+            dict(metadata) if metadata else None,
+        )
 
     def add_sequence(
         self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]

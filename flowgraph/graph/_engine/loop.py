@@ -125,7 +125,11 @@ def _in_task(out: Any) -> Any:
 
 async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
-    emit = None if run.sink is None else Emitter(run, run.sink, step, task.node)
+    emit = (
+        None
+        if run.sink is None
+        else Emitter(run, run.sink, step, task.node, _metadata(run, spec.metadata))
+    )
     scope = TaskScope(task.node, step, task.index, run.usage, run.scope, emit, run.modes)
     scope.inline = inline
     parent = run.parent_task
@@ -209,6 +213,13 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             {"event": "end", "task": task.index, "duration": time.perf_counter() - started},
         )
     return result
+
+
+def _metadata(run: Run, own: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """A node's metadata for its stream parts: its own over its subgraph node's."""
+    if run.metadata is None or own is None:
+        return own if run.metadata is None else run.metadata
+    return {**run.metadata, **own}
 
 
 def _watch(
@@ -525,8 +536,11 @@ def _stream_updates(engine: Engine, run: Run, step: int, results: Sequence[TaskR
     shown = engine.state.shown
     if any(r.cached for r in results):
         results = [*(r for r in results if r.cached), *(r for r in results if not r.cached)]
+    nodes = engine.plan.nodes
     for r in results:
-        sink(StreamPart("updates", step, r.task.node, shown(r.writes), cached=r.cached))
+        spec = nodes.get(r.task.node)
+        meta = _metadata(run, spec.metadata if spec is not None else None)
+        sink(StreamPart("updates", step, r.task.node, shown(r.writes), (), r.cached, meta))
 
 
 def _stream_step(
