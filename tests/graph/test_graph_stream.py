@@ -585,3 +585,27 @@ def test_node_metadata_rides_on_its_parts_a_subgraph_s_under_its_nodes() -> None
         (False, "messages", "plain", None),
         (False, "updates", "plain", None),
     ]
+
+
+def test_node_metadata_is_in_its_config_without_a_stream() -> None:
+    from flowgraph import get_config
+
+    seen: list[Any] = []
+
+    def read(state: MessagesState) -> dict[str, Any]:
+        metadata = get_config()["metadata"]
+        seen.append({k: metadata.get(k) for k in ("langgraph_node", "team", "level")})
+        return {}
+
+    inner = StateGraph(MessagesState)
+    inner.add_node("deep", read, metadata={"level": "inner"})
+    inner.add_edge(START, "deep")
+    g = StateGraph(MessagesState)
+    g.add_node("sub", inner.compile(), metadata={"team": "blue"})
+    g.add_node("top", read, metadata={"team": "red"})
+    g.add_edge(START, "sub").add_edge("sub", "top")
+    g.compile().invoke({})
+    assert seen == [
+        {"langgraph_node": "deep", "team": "blue", "level": "inner"},
+        {"langgraph_node": "top", "team": "red", "level": None},
+    ]

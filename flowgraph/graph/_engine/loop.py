@@ -125,13 +125,11 @@ def _in_task(out: Any) -> Any:
 
 async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
-    emit = (
-        None
-        if run.sink is None
-        else Emitter(run, run.sink, step, task.node, _metadata(run, spec.metadata))
-    )
+    meta = _metadata(run, spec.metadata)
+    emit = None if run.sink is None else Emitter(run, run.sink, step, task.node, meta)
     scope = TaskScope(task.node, step, task.index, run.usage, run.scope, emit, run.modes)
     scope.inline = inline
+    scope.metadata = meta
     parent = run.parent_task
     if parent is not None:
         scope.answers = parent.answers

@@ -56,9 +56,7 @@ def subgraph_node(
             usage=scope.usage if scope is not None else RunUsage(),
             nested=True,
             parent_task=scope,
-            metadata=scope.emit.metadata
-            if scope is not None and isinstance(scope.emit, Emitter)
-            else None,
+            metadata=scope.metadata if scope is not None else None,
         )
         if scope is not None and isinstance(scope.emit, Emitter):
             _stream_from(run, scope.emit, f"{scope.node}:{run.scope}")
