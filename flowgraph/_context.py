@@ -155,6 +155,9 @@ class TaskScope:
     reuse: object | None = None
     """Tool results a branch takes from the thread's other branches instead of running
     the calls again (a `graph._thread.reuse.Reuse`; None outside a branch)."""
+    metadata: Mapping[str, Any] | None = None
+    """The node's `add_node(..., metadata=...)` (over that of the subgraph node it runs
+    in): its config's metadata has it, as in LangGraph."""
 
 
 current_task: ContextVar[TaskScope | None] = ContextVar("flowgraph_current_task", default=None)
@@ -319,6 +322,8 @@ def run_config() -> RunnableConfig:
     if scope is not None:
         metadata["langgraph_node"] = scope.node
         metadata["langgraph_step"] = scope.step
+        if scope.metadata:
+            metadata.update(scope.metadata)
     config = RunnableConfig(
         configurable=configurable,
         recursion_limit=info.recursion_limit,

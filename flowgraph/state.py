@@ -1,7 +1,7 @@
 """State schemas: MessagesState, and which reducer merges each field.
 
-A schema is a pydantic model or a TypedDict (`typing`'s or
-`typing_extensions`'). A field annotated `Annotated[T, reducer]` merges
+A schema is a pydantic model, a TypedDict (`typing`'s or
+`typing_extensions`') or a dataclass. A field annotated `Annotated[T, reducer]` merges
 updates through `reducer(old, new)`; any other field is replaced by the
 update. A TypedDict's `Required[...]`, `NotRequired[...]` and `ReadOnly[...]`
 wrappers say whether the key must be there, not how it merges: they are
@@ -10,6 +10,7 @@ looked through.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Annotated, Any, get_args, get_origin, get_type_hints, is_typeddict
 
@@ -23,6 +24,7 @@ __all__ = [
     "Reducer",
     "RemainingSteps",
     "field_reducers",
+    "is_dataclass_schema",
     "is_typeddict_schema",
     "managed_fields",
 ]
@@ -112,9 +114,16 @@ def _without_qualifiers(hint: Any) -> Any:
     return hint
 
 
+def is_dataclass_schema(schema: object) -> bool:
+    """True for a dataclass used as a state schema (its nodes get an instance of it)."""
+    return isinstance(schema, type) and dataclasses.is_dataclass(schema)
+
+
 def typeddict_hints(schema: type[Any]) -> dict[str, Any]:
-    """A TypedDict's field types, `Annotated` kept, key qualifiers removed."""
+    """A TypedDict's (or a dataclass's) field types, `Annotated` kept, key qualifiers removed."""
     hints = get_type_hints(schema, include_extras=True)
+    if is_dataclass_schema(schema):  # its fields only, not its ClassVars
+        return {f.name: _without_qualifiers(hints[f.name]) for f in dataclasses.fields(schema)}
     return {name: _without_qualifiers(hint) for name, hint in hints.items()}
 
 
@@ -127,14 +136,14 @@ def _field_metadata(schema: type[Any]) -> dict[str, tuple[Any, ...]]:
     """Each field's `Annotated` metadata (empty for a plain hint)."""
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return {name: tuple(info.metadata) for name, info in schema.model_fields.items()}
-    if is_typeddict_schema(schema):
+    if is_typeddict_schema(schema) or is_dataclass_schema(schema):
         hints = typeddict_hints(schema)
         return {
             name: tuple(get_args(hint)[1:]) if get_origin(hint) is Annotated else ()
             for name, hint in hints.items()
         }
     raise TypeError(
-        f"A state schema is a pydantic model or a TypedDict, not {schema!r}; "
+        f"A state schema is a pydantic model, a TypedDict or a dataclass, not {schema!r}; "
         "subclass MessagesState to start"
     )
 

@@ -41,9 +41,7 @@ from flowgraph.graph._events import AsyncRunStream, RunStream
 from flowgraph.graph._items import StreamVersion
 from flowgraph.graph._streams import (
     GraphOutput,
-    HitMarks,
     Invoked,
-    MarkingCache,
     StreamKeywords,
     stream_parts,
     stream_settings,
@@ -99,7 +97,7 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
         """The `StateGraph` this app was compiled from (`app.builder.compile(...)` makes
         another app of it); typed Any since the builder imports this module."""
         plan = Plan(spec)
-        plan.nodes = cached_nodes(plan.nodes, None if cache is None else MarkingCache(cache))
+        plan.nodes = cached_nodes(plan.nodes, cache)
         remaining = tuple(k for k, kind in spec.state.managed.items() if kind == "remaining_steps")
         self.engine = Engine(plan, spec.state, name, remaining)
         self.checkpointer = checkpointer
@@ -338,8 +336,7 @@ class CompiledGraph(RunCalls, ThreadAPI, Diagrams, Generic[StateT, ContextT, Inp
 
         if items is None:
             return stream_parts(start, options)
-        marks = HitMarks(items) if self.cache is not None else None
-        return items.translate(stream_parts(start, options, marks))
+        return items.translate(stream_parts(start, options))
 
     @overload
     def astream(

@@ -314,6 +314,14 @@ def _returned(update: Any) -> Iterator[BaseMessage]:
                     yield item
 
 
+def _message_ids(values: Any) -> Iterator[str]:
+    """The ids of the messages in the state `values` (a dict or a pydantic state)."""
+    fields = values if isinstance(values, dict) else getattr(values, "__dict__", {})
+    for value in fields.values():
+        if isinstance(value, list) and value and isinstance(value[-1], BaseMessage):
+            yield from (m.id for m in value if isinstance(m, BaseMessage) and m.id)
+
+
 class _Reader:
     """Sorts a run's parts into the projections of their namespaces."""
 
@@ -372,6 +380,7 @@ class _Reader:
         if part.mode == "values":
             scope.latest = part.data
             scope.values.push(part.data)
+            self.streamed.update(_message_ids(part.data))  # a node's input is not returned
         elif part.mode == "messages":
             chunk = part.data
             if isinstance(chunk, AIMessageChunk):
@@ -384,6 +393,8 @@ class _Reader:
                 stream.add(chunk)
         elif part.mode == "updates":
             if part.node == INTERRUPT:
+                if part.namespace:  # a subgraph's own pause: its graph above says it too
+                    return
                 scope.interrupts.extend(part.data)
                 scope.values.push(scope.latest)  # LangGraph's last values part carries them
                 # the run paused: a subgraph run started under this one and not finished

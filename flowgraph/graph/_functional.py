@@ -36,12 +36,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypedDict, cast, overload
 
 from typing_extensions import TypeVar
 
-from flowgraph._context import (
-    TaskMemo,
-    TaskScope,
-    current_task,
-    message_id_factory,
-)
+from flowgraph._context import TaskMemo, TaskScope, current_task, message_id_factory
 from flowgraph._ids import StepIds, scope_key
 from flowgraph.graph._compiled import CompiledGraph
 from flowgraph.graph._core.inject import INJECTED, injected_values

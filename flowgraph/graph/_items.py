@@ -35,8 +35,9 @@ _ELSEWHERE = {
 
 def fields_of(values: Any) -> Any:
     """A pydantic state as LangGraph's v1 stream gives it: a dict of its fields."""
-    if isinstance(values, BaseModel):
-        return {name: getattr(values, name) for name in type(values).model_fields}
+    if isinstance(values, BaseModel):  # a field left unset (MessagesState's) is not shown
+        fields = values.__dict__
+        return {name: fields[name] for name in type(values).model_fields if name in fields}
     return values
 
 
@@ -55,7 +56,8 @@ class LangGraphItems:
     "messages" also yields the messages a node returns without having
     streamed them (a ToolNode's results, a hand-made AIMessage), once each,
     when its step ends, as LangGraph does; for that it reads the "updates"
-    parts even when they are not asked for. A pause yields `{"__interrupt__":
+    parts even when they are not asked for, and the "values" parts, whose
+    messages (a node's input) are not sent again. A pause yields `{"__interrupt__":
     (...)}` in "updates" and, for an `interrupt()`, the state with that key
     in "values".
     """
@@ -90,11 +92,10 @@ class LangGraphItems:
         self.paired = not isinstance(stream_mode, str)
         """A list of modes (even of one): items are (mode, chunk) pairs."""
         self.subgraphs = subgraphs
-        self.cached: set[tuple[tuple[str, ...], str]] = set()
-        """(namespace, node) of the nodes whose result came from the cache this step,
-        marked by the run's cache (see `_streams.HitMarks`): their update says so."""
         self.thread_id = thread_id
-        self.engine_modes = self.modes | {"updates"} if "messages" in self.modes else self.modes
+        self.engine_modes = (
+            self.modes | {"updates", "values"} if "messages" in self.modes else self.modes
+        )
         self._streamed: set[str] = set()
         """Ids of the messages whose chunks were streamed: not sent again whole."""
         self._values: dict[tuple[str, ...], Any] = {}
@@ -121,8 +122,7 @@ class LangGraphItems:
                     yield self._item(part, "messages", (message, self._metadata(part)))
             if "updates" in modes:
                 update: dict[str, Any] = {str(part.node): part.data}
-                if (part.namespace, part.node) in self.cached:
-                    self.cached.discard((part.namespace, str(part.node)))
+                if part.cached:
                     update["__metadata__"] = {"cached": True}
                 yield self._item(part, "updates", update)
         elif mode == "messages":
@@ -132,6 +132,10 @@ class LangGraphItems:
             yield self._item(part, "messages", (part.data, self._metadata(part)))
         else:
             if mode == "values":
+                if "messages" in modes:
+                    self._seen(part.data)
+                if "values" not in modes:
+                    return
                 self._values[part.namespace] = part.data
                 if self.version == "v2":
                     yield self._typed(part, "values", part.data, ())
@@ -163,6 +167,13 @@ class LangGraphItems:
         """A v2 "values" part: the state in the schema's type, its interrupts apart."""
         return {"type": mode, "ns": part.namespace, "data": values, "interrupts": interrupts}
 
+    def _seen(self, values: Any) -> None:
+        """The messages in the state are known: a node that hands them back (a subgraph's
+        whole state) does not stream them again, as LangGraph skips a node's input."""
+        for value in fields_of(values).values() if values is not None else ():
+            if isinstance(value, list) and value and isinstance(value[-1], BaseMessage):
+                self._streamed.update(m.id for m in value if isinstance(m, BaseMessage) and m.id)
+
     def _unstreamed(self, update: Any) -> Iterator[BaseMessage]:
         """The messages in a node's update that were not streamed as chunks (each once)."""
         if not isinstance(update, Mapping):
@@ -183,4 +194,6 @@ class LangGraphItems:
         }
         if self.thread_id is not None:
             metadata["thread_id"] = self.thread_id
+        if part.metadata:  # the node's add_node(metadata=...), over LangGraph's keys
+            metadata.update(part.metadata)
         return metadata

@@ -4,21 +4,18 @@ The engine hands every event of a run to a sink as a `StreamPart`; this
 module is the reader side: the lazy async generator of parts the stream
 methods return, the choice between flowgraph's parts (`mode=`) and
 LangGraph's items (everything else, see `_items`), what `invoke` returns
-when asked for LangGraph's stream modes or `version="v2"`, and the marks a
-cache leaves so an "updates" item can say a node's result was cached.
+when asked for LangGraph's stream modes or `version="v2"`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypedDict, TypeVar
 
-from flowgraph.graph._core.caching import BaseCache
 from flowgraph.graph._core.types import STREAM_MODES, Budget, Interrupt, StreamMode, StreamPart
 from flowgraph.graph._engine.run import Run
 from flowgraph.graph._engine.setup import RunOptions
@@ -26,7 +23,6 @@ from flowgraph.graph._items import LangGraphItems, StreamVersion
 
 __all__ = [
     "GraphOutput",
-    "HitMarks",
     "Invoked",
     "StreamKeywords",
     "engine_modes",
@@ -102,14 +98,13 @@ def stream_settings(
 async def stream_parts(
     start: Callable[[RunOptions], Coroutine[Any, Any, Run]],
     options: RunOptions,
-    marks: HitMarks | None = None,
 ) -> AsyncGenerator[StreamPart, None]:
     """The run `start(options)` begins, as it happens, one step at a time as the reader asks.
 
     A step starts only when the reader has taken every part of the steps
     before and asks for the next one (tokens and custom data still flow
     while a step runs); a reader that stops, or closes the stream, stops
-    the run before its next step. `marks` receives the run's cache hits.
+    the run before its next step.
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -133,10 +128,7 @@ async def stream_parts(
                 await asking.wait()
 
     options = replace(options, sink=sink, closed=closed, caught_up=caught_up)
-    context = contextvars.copy_context()
-    if marks is not None:
-        context.run(_MARKS.set, marks)
-    runner = asyncio.create_task(start(options), context=context)
+    runner = asyncio.create_task(start(options))
     runner.add_done_callback(lambda _: queue.put_nowait(_DONE))
     try:
         while True:
@@ -154,48 +146,6 @@ async def stream_parts(
             runner.cancel()
             with suppress(asyncio.CancelledError):
                 await runner
-
-
-# -- cache hits -------------------------------------------------------------------
-
-
-class HitMarks:
-    """The nodes of one streamed run whose results came from the cache (LangGraph's
-    `"__metadata__": {"cached": True}` in their update)."""
-
-    def __init__(self, items: LangGraphItems) -> None:
-        self.items = items
-
-    def hit(self, node: str) -> None:
-        self.items.cached.add(((), node))
-
-
-_MARKS: contextvars.ContextVar[HitMarks | None] = contextvars.ContextVar(
-    "flowgraph_cache_marks", default=None
-)
-
-
-class MarkingCache(BaseCache):
-    """The app's cache as its runs use it: a hit is marked for the run's stream, if any.
-
-    The cache namespace starts with the node's name (see `_engine.cache`).
-    """
-
-    def __init__(self, cache: BaseCache) -> None:
-        self.cache = cache
-
-    def get(self, namespace: tuple[str, ...], key: str) -> bytes | None:
-        found = self.cache.get(namespace, key)
-        marks = _MARKS.get()
-        if found is not None and marks is not None and namespace:
-            marks.hit(namespace[0])
-        return found
-
-    def set(self, namespace: tuple[str, ...], key: str, value: bytes, ttl: float | None) -> None:
-        self.cache.set(namespace, key, value, ttl)
-
-    def clear(self, namespaces: Sequence[tuple[str, ...]] | None = None) -> None:
-        self.cache.clear(namespaces)
 
 
 # -- invoke with LangGraph's stream modes -------------------------------------------

@@ -135,7 +135,9 @@ class ThreadAPI:
                 metadata={},
                 thread_id=thread_id,
             )
-        return snapshot_of(loaded, state)
+        nodes = self.engine.plan.nodes
+        subgraphs = frozenset(name for name, spec in nodes.items() if spec.kind == "subgraph")
+        return snapshot_of(loaded, state, subgraphs)
 
     def get_state(
         self, thread_id: str | Mapping[str, Any], checkpoint_id: str | None = None

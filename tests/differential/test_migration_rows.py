@@ -178,6 +178,10 @@ ROWS: dict[str, tuple[str, ...]] = {
     "`get_graph().to_json()`": ("p100_get_graph_metadata_tools",),
     "an `Interrupt`'s `id`": ("p81_interrupt_repr",),
     "`graph.with_config(": ("p139_runtime_context",),
+    "a compiled subgraph as a node": ("p18_subgraph_shared_state", "p110_subgraph_whole_state"),
+    "a pydantic state's field with a reducer": ("p114_pydantic_reducer_start",),
+    "a `@dataclass` state": ("p32_dataclass_state", "p113_dataclass_state_reducers"),
+    "`get_state(config).tasks`": ("p70_get_state_tasks", "p111_state_tasks_detail"),
     "a node returning `None`": ("p75_node_returns_none", "p134_breakpoints"),
     '`stream_mode="debug"`': ("p176_debug_mode",),
     '`stream_mode="messages"`': (

@@ -18,15 +18,6 @@ ALL = sorted(PROGRAMS.glob("p[0-9][0-9]*_*.py"))  # p01 ... p189
 
 XFAIL: dict[str, str] = {
     # not rows of issue #30 (reported with it): differences no table row documents
-    "p18_subgraph_shared_state": "not in issue #30: a subgraph node's output is its whole "
-    "state, which LangGraph adds through the parent's reducer again (['brief', 'brief', ...])",
-    "p32_dataclass_state": "not in issue #30: a dataclass state schema is refused",
-    "p70_get_state_tasks": "not in issue #30: StateSnapshot has no .tasks",
-    "p145_subgraph_interrupt": "stream(subgraphs=True) yields no (('weather_graph:<id>',), "
-    "{'__interrupt__': ...}) from the subgraph's namespace before the parent's",
-    "p159_node_metadata": "not in issue #30: add_node(metadata=...) does not reach the node's "
-    "config['metadata'] (LangGraph merges it there; the TaskScope graph/_engine builds for a "
-    "task carries no node metadata for _context.run_config to add)",
 }
 """Programs that fail today (strict: drop the mark when fixed): rows of issue #30 not yet
 fixed, and differences the issue does not list."""

@@ -346,6 +346,6 @@ def test_validation_error_is_a_value_error() -> None:
         g.compile()
 
 
-def test_schema_must_be_a_model_or_typeddict() -> None:
-    with pytest.raises(TypeError, match="pydantic model or a TypedDict"):
+def test_schema_must_be_a_model_a_typeddict_or_a_dataclass() -> None:
+    with pytest.raises(TypeError, match="pydantic model, a TypedDict or a dataclass"):
         StateGraph(dict)

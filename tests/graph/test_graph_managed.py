@@ -221,3 +221,37 @@ def test_an_input_the_codec_cannot_key_names_the_node_and_the_fix() -> None:
 def test_a_cache_policy_needs_a_positive_ttl() -> None:
     with pytest.raises(ValueError, match="positive number of seconds"):
         CachePolicy(ttl=0)
+
+
+def test_the_engine_marks_exactly_the_cached_results_of_a_step() -> None:
+    """Two Sends to one node in one step, one a hit and one not: only the hit is marked,
+    and it comes first; a subgraph's hit keeps its mark one level up."""
+
+    async def square(arg: dict[str, int]) -> dict[str, Any]:
+        return {"out": [arg["x"] ** 2]}
+
+    g = StateGraph(Work)
+    g.add_node("square", square, cache_policy=CachePolicy())
+    g.add_conditional_edges(START, lambda s: [Send("square", {"x": x}) for x in s["out"]])
+    app = g.compile(cache=InMemoryCache())
+    app.invoke({"x": 0, "out": [3]})
+    parts = list(app.stream({"x": 0, "out": [4, 3]}, mode="updates"))
+    assert [(p.data, p.cached) for p in parts] == [({"out": [9]}, True), ({"out": [16]}, False)]
+    items = asyncio.run(_collect(app.astream({"x": 0, "out": [4, 3]}, stream_mode="updates")))
+    assert items == [  # both hits now: in task order
+        {"square": {"out": [16]}, "__metadata__": {"cached": True}},
+        {"square": {"out": [9]}, "__metadata__": {"cached": True}},
+    ]
+    outer = StateGraph(Work)
+    outer.add_node("inner", app)
+    outer.add_edge(START, "inner")
+    nested = [
+        (ns, chunk)
+        for ns, chunk in outer.compile().stream({"x": 0, "out": [5, 3]}, subgraphs=True)
+        if ns
+    ]
+    assert [chunk.get("__metadata__") for _, chunk in nested] == [{"cached": True}, None]
+
+
+async def _collect(items: Any) -> list[Any]:
+    return [item async for item in items]

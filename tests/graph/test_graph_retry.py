@@ -255,3 +255,43 @@ def test_a_retry_after_longer_than_max_retry_after_is_not_waited_for() -> None:
     with pytest.raises(RateLimitError):
         single(node, fast(max_retry_after=0.5)).invoke({})
     assert node.calls == 1
+
+
+# ------------------------------------------------------------------ several policies
+
+
+class Busy(Exception):
+    pass
+
+
+class Throttled(Exception):
+    pass
+
+
+def test_several_policies_the_first_that_takes_the_error_applies() -> None:
+    """LangGraph's `retry_policy=[p1, p2]`: each failure is retried by the first policy
+    whose retry_on takes it, with that policy's limit, counting every attempt so far."""
+    policies = [fast(max_attempts=2, retry_on=Busy), fast(max_attempts=4, retry_on=Throttled)]
+
+    def graph(node: Flaky) -> Any:
+        g = StateGraph(State)
+        g.add_node("flaky", node, retry_policy=policies)
+        g.add_edge(START, "flaky")
+        return g.compile()
+
+    node = Flaky([Busy(), Throttled(), Throttled()])
+    assert graph(node).invoke({}).notes == ["ok"]
+    assert node.calls == 4
+    node = Flaky([Throttled(), Busy()])  # Busy's policy allows 2 attempts: the 2nd was it
+    with pytest.raises(Busy):
+        graph(node).invoke({})
+    assert node.calls == 2
+    node = Flaky([ValueError("no policy takes it"), Busy()])
+    with pytest.raises(ValueError, match="no policy"):
+        graph(node).invoke({})
+    assert node.calls == 1
+    spec = graph(node).spec.nodes["flaky"]
+    assert spec.retries == tuple(policies)
+    assert spec.retry is policies[0]
+    assert spec.retry_for(Throttled()) is policies[1]
+    assert spec.retry_for(KeyError()) is None

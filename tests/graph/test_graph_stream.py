@@ -563,3 +563,49 @@ def test_stream_mode_and_mode_are_not_given_together() -> None:
         diamond().stream({}, stream_mode="debug")
     with pytest.raises(ValueError, match="Unknown stream mode"):
         diamond().stream({}, stream_mode=["values", "tokens"])  # type: ignore[list-item]
+
+
+def test_node_metadata_rides_on_its_parts_a_subgraph_s_under_its_nodes() -> None:
+    async def token(state: MessagesState) -> dict[str, Any]:
+        emit("messages", "tok")
+        return {}
+
+    inner = StateGraph(MessagesState)
+    inner.add_node("deep", token, metadata={"level": "inner", "team": "own"})
+    inner.add_edge(START, "deep")
+    g = StateGraph(MessagesState)
+    g.add_node("sub", inner.compile(), metadata={"team": "blue", "tier": 1})
+    g.add_node("plain", token)
+    g.add_edge(START, "sub").add_edge("sub", "plain")
+    parts = list(g.compile().stream({}, mode=["messages", "updates"], subgraphs=True))
+    assert [(p.namespace != (), p.mode, p.node, p.metadata) for p in parts] == [
+        (True, "messages", "deep", {"team": "own", "tier": 1, "level": "inner"}),
+        (True, "updates", "deep", {"team": "own", "tier": 1, "level": "inner"}),
+        (False, "updates", "sub", {"team": "blue", "tier": 1}),
+        (False, "messages", "plain", None),
+        (False, "updates", "plain", None),
+    ]
+
+
+def test_node_metadata_is_in_its_config_without_a_stream() -> None:
+    from flowgraph import get_config
+
+    seen: list[Any] = []
+
+    def read(state: MessagesState) -> dict[str, Any]:
+        metadata = get_config()["metadata"]
+        seen.append({k: metadata.get(k) for k in ("langgraph_node", "team", "level")})
+        return {}
+
+    inner = StateGraph(MessagesState)
+    inner.add_node("deep", read, metadata={"level": "inner"})
+    inner.add_edge(START, "deep")
+    g = StateGraph(MessagesState)
+    g.add_node("sub", inner.compile(), metadata={"team": "blue"})
+    g.add_node("top", read, metadata={"team": "red"})
+    g.add_edge(START, "sub").add_edge("sub", "top")
+    g.compile().invoke({})
+    assert seen == [
+        {"langgraph_node": "deep", "team": "blue", "level": "inner"},
+        {"langgraph_node": "top", "team": "red", "level": None},
+    ]

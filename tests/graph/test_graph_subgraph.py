@@ -68,7 +68,9 @@ def parent_graph(child: Any, checkpointer: Any = None) -> Any:
     return g.compile(checkpointer=checkpointer)
 
 
-def test_subgraph_writes_reach_the_parent_once() -> None:
+def test_subgraph_final_state_goes_through_the_parent_s_reducers() -> None:
+    """As in LangGraph: the child's whole state is the node's update. Messages merge by id
+    (not doubled); an operator.add list the parent passed in is added again."""
     seen: list[Any] = []
     out = parent_graph(child_graph(seen)).invoke({"messages": [HumanMessage("hi")]})
     assert [m.text for m in out.messages] == [
@@ -78,7 +80,7 @@ def test_subgraph_writes_reach_the_parent_once() -> None:
         "child answers",
     ]
     assert len({m.id for m in out.messages}) == 4
-    assert out.notes == ["p1", "child", "after saw 4 messages"]
+    assert out.notes == ["p1", "p1", "child", "after saw 4 messages"]
     assert out.parent_only == "untouched"
     assert not hasattr(out, "scratch")
     # the child started from the parent's shared fields
@@ -96,9 +98,14 @@ def test_subgraph_updates_appear_as_the_parent_node_s_update() -> None:
     parts = list(parent_graph(child_graph()).stream({"messages": ["hi"]}, mode="updates"))
     assert [(p.step, p.node) for p in parts] == [(1, "before"), (2, "child"), (3, "after")]
     child_update = parts[1].data
-    assert [m.text for m in child_update["messages"]] == ["child thinks", "child answers"]
-    assert child_update["notes"] == ["child"]
-    assert "scratch" not in child_update
+    assert [m.text for m in child_update["messages"]] == [
+        "hi",
+        "parent before",
+        "child thinks",
+        "child answers",
+    ]
+    assert child_update["notes"] == ["p1", "child"]
+    assert "scratch" not in child_update  # the child's own field stays inside
 
 
 def test_subgraph_message_ids_are_deterministic_for_a_thread() -> None:
@@ -155,7 +162,8 @@ def test_subgraph_used_twice_in_a_parent() -> None:
     out = g.compile().invoke({})
     assert [m.text for m in out.messages] == ["child thinks", "child answers"] * 2
     assert len({m.id for m in out.messages}) == 4
-    assert out.notes == ["child", "child"]
+    # the second run starts from ["child"] and hands back ["child", "child"], added again
+    assert out.notes == ["child", "child", "child"]
 
 
 def test_a_budget_covers_the_subgraph_s_calls() -> None:

@@ -7,19 +7,18 @@ re-validating values the engine has already checked.
 
 from __future__ import annotations
 
-import collections.abc
-import copy
-import inspect
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from itertools import count
 from operator import attrgetter
-from typing import Annotated, Any, NotRequired, Required, get_args, get_origin
+from typing import Annotated, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic.fields import FieldInfo
 
 from flowgraph._ids import with_new_id
 from flowgraph.errors import InvalidUpdateError
+from flowgraph.graph._core.starts import default_maker, empty_like, reducer_start
+from flowgraph.graph._core.types import START
 from flowgraph.messages import (
     AIMessage,
     HumanMessage,
@@ -33,6 +32,7 @@ from flowgraph.state import (
     MessagesState,
     Reducer,
     field_reducers,
+    is_dataclass_schema,
     is_typeddict_schema,
     managed_fields,
     typeddict_hints,
@@ -50,29 +50,6 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def _default_maker(info: FieldInfo) -> Callable[[], Any]:
-    """Makes a field's default for a new run: a fresh copy when it is mutable, as pydantic does."""
-    factory = info.default_factory
-    if factory is not None:
-        if _takes_data(factory):
-            return lambda: info.get_default(call_default_factory=True, validated_data={})
-        return factory  # type: ignore[return-value]  # a no-argument factory
-    default = info.default
-    if isinstance(default, (str, bytes, int, float, bool, type(None), tuple, frozenset)):
-        return lambda: default
-    return lambda: copy.deepcopy(default)
-
-
-def _takes_data(factory: Callable[..., Any]) -> bool:
-    """True for a default factory that wants the validated data (asked once, at compile)."""
-    try:
-        parameters = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return False  # builtins such as list and dict take none
-    required = [p for p in parameters.values() if p.default is inspect.Parameter.empty]
-    return len(parameters) == 1 and len(required) == 1
 
 
 def _describe(exc: ValidationError) -> str:
@@ -94,10 +71,11 @@ class StateAdapter:
     def __init__(self, schema: type[Any]) -> None:
         self.schema = schema
         self.is_model = isinstance(schema, type) and issubclass(schema, BaseModel)
-        if not self.is_model and not is_typeddict_schema(schema):
+        self.is_dataclass = is_dataclass_schema(schema)
+        if not self.is_model and not self.is_dataclass and not is_typeddict_schema(schema):
             raise TypeError(
-                f"StateGraph needs a pydantic model or a TypedDict as its schema, not {schema!r}; "
-                "subclass MessagesState to start"
+                f"StateGraph needs a pydantic model, a TypedDict or a dataclass as its schema, "
+                f"not {schema!r}; subclass MessagesState to start"
             )
         if self.is_model:
             _read_as_mapping(schema)
@@ -109,6 +87,11 @@ class StateAdapter:
         self._order = tuple(
             k for k in (typeddict_hints(schema) if not self.is_model else ()) if k in self._own
         )
+        self._init_fields = (
+            frozenset(f.name for f in dataclasses.fields(schema) if f.init)
+            if self.is_dataclass
+            else frozenset()
+        )
         self.visible = self._own
         """The keys the state's view shows: a step writing none of them changes no view."""
         self._foreign: dict[str, type[Any]] = {}
@@ -116,10 +99,29 @@ class StateAdapter:
         self.input_keys: frozenset[str] | None = None
         """The keys an input may set (None: any field); set by `set_input`."""
         self._output: Callable[[dict[str, Any]], Any] | None = None
+        self._final: tuple[str, ...] = tuple(
+            k
+            for k in (schema.model_fields if self.is_model else typeddict_hints(schema))
+            if k in self.reducers
+        )
+        """The fields a run ends with, in the schema's order (see `final_values`)."""
         self._fields_changed()
         self._validators: dict[str, TypeAdapter[Any]] = {}
         self._has_private = self.is_model and bool(schema.__private_attributes__)
         fields = schema.model_fields if self.is_model else {}
+        # as in LangGraph, a reducer's field starts as its type's empty value (`[]` for
+        # `Annotated[list, operator.add]`): it need not be given; a pydantic field's own
+        # default is kept
+        hints = (
+            {n: i.annotation for n, i in fields.items()}
+            if self.is_model
+            else typeddict_hints(schema)
+        )
+        starts = {
+            name: empty
+            for name, reducer in self.reducers.items()
+            if reducer is not None and (empty := reducer_start(hints.get(name))) is not None
+        }
         # LangGraph's MessagesState is a TypedDict, so a subclass's fields need not be given:
         # ours leaves a field declared without a default unset (absent from the view) until
         # a node or an input writes it
@@ -127,19 +129,37 @@ class StateAdapter:
         self.required = (
             ()
             if optional
-            else tuple(n for n, i in fields.items() if i.is_required() and n not in self.managed)
+            else tuple(
+                n
+                for n, i in fields.items()
+                if i.is_required() and n not in self.managed and n not in starts
+            )
         )
+        if self.is_dataclass:  # a field without a default must be given
+            self.required = tuple(
+                f.name
+                for f in dataclasses.fields(schema)
+                if f.init
+                and f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING
+                and f.name not in self.managed
+                and f.name not in starts
+            )
         self._defaults: list[tuple[str, Callable[[], Any]]] = [
-            (name, _default_maker(info))
+            (name, default_maker(info))
             for name, info in fields.items()
             if not info.is_required() and name not in self.managed
         ]
-        if not self.is_model:  # as in LangGraph, a reducer's field starts as its empty value
-            hints = typeddict_hints(schema)
-            for name, reducer in self.reducers.items():
-                empty = None if reducer is None else _reducer_start(hints.get(name))
-                if empty is not None:
-                    self._defaults.append((name, empty))
+        self._defaults += [
+            (name, empty)
+            for name, empty in starts.items()
+            if not (name in fields and not fields[name].is_required())
+        ]
+        self.node_view: Callable[[dict[str, Any]], Any] = (
+            self._instance if self.is_dataclass else self.view
+        )
+        """The state as a node (or a conditional edge) gets it: `view`, but an instance of a
+        dataclass schema, whose other views are dicts as LangGraph's are."""
 
     def _fields_changed(self) -> None:
         self.message_fields = frozenset(k for k, r in self.reducers.items() if r is add_messages)
@@ -187,9 +207,16 @@ class StateAdapter:
         its fields no one has written yet take their defaults, or stay unset.
         """
         if self.is_state_type(schema):
-            return self.view
+            return self.node_view
         self.add_schema(schema)
         keys = (*field_reducers(schema), *managed_fields(schema))
+        if is_dataclass_schema(schema):
+            made = schema
+
+            def view_dataclass(values: dict[str, Any]) -> Any:
+                return made(**{k: values[k] for k in keys if k in values})
+
+            return view_dataclass
         if isinstance(schema, type) and issubclass(schema, BaseModel):
             model = schema
 
@@ -211,6 +238,7 @@ class StateAdapter:
     def set_output(self, schema: type[Any]) -> None:
         """What a run returns is `schema`'s fields only, as a `schema`."""
         self._output = self.viewer(schema)
+        self._final = tuple(field_reducers(schema))
 
     # -- values ---------------------------------------------------------------
 
@@ -238,6 +266,19 @@ class StateAdapter:
         _set_private(state, None)
         return state
 
+    def _instance(self, values: dict[str, Any]) -> Any:
+        """A dataclass state built from the values (its defaults fill the fields not set)."""
+        fields = self._init_fields
+        try:
+            return self.schema(**{k: v for k, v in values.items() if k in fields})
+        except TypeError as exc:
+            missing = [k for k in self.required if k not in values]
+            raise InvalidUpdateError(
+                f"{self.schema.__name__} cannot be built from the state ({exc}); give "
+                f"{', '.join(missing) or 'its fields'} in the input or give them defaults",
+                node=START,
+            ) from exc
+
     def shows(self, writes: Sequence[tuple[str, Any]]) -> bool:
         """Whether `writes` change what the view shows (a "values" stream part is due)."""
         visible = self.visible
@@ -246,7 +287,8 @@ class StateAdapter:
     def shown(self, writes: Sequence[tuple[str, Any]]) -> Any:
         """A task's writes as its "updates" stream part shows them: one dict of fields.
 
-        A key written several times (by a subgraph) lists every value it was given.
+        A key written several times (a Command's list of pairs) lists every value it was
+        given.
         """
         update: dict[str, Any] = {}
         for key, value in writes:
@@ -262,6 +304,11 @@ class StateAdapter:
             return self.detached(values)
         values = _copied(values)
         return self._output(self.stored(values) if self.managed else values)
+
+    def final_values(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The fields a run returns (the output schema's, else the state's), as a plain dict:
+        what a subgraph node hands to its parent graph's reducers."""
+        return {k: values[k] for k in self._final if k in values}
 
     def detached(self, values: dict[str, Any]) -> Any:
         """The state for a caller to keep: its lists, dicts and sets are copies.
@@ -396,7 +443,7 @@ class StateAdapter:
         elif key in values:
             values[key] = reducer(values[key], value)
         else:
-            values[key] = reducer(_empty_like(value), value)
+            values[key] = reducer(empty_like(value), value)
 
 
 def _copied(values: dict[str, Any]) -> dict[str, Any]:
@@ -438,43 +485,6 @@ def _fill_ids(messages: list[Any], ids: list[Any]) -> None:
         if message_id is None:
             message = messages[i] = with_new_id(messages[i])
             ids[i] = message.id
-
-
-def _empty_like(value: Any) -> Any:
-    """What a reducer field holds before its first write: an empty container of its kind."""
-    if isinstance(value, (list, tuple)):
-        return []
-    if isinstance(value, dict):
-        return {}
-    if isinstance(value, (set, frozenset)):
-        return set()
-    return type(value)() if isinstance(value, (int, float, str)) else None
-
-
-_STARTS: dict[Any, Callable[[], Any]] = {
-    list: list,
-    dict: dict,
-    set: set,
-    frozenset: frozenset,
-    tuple: tuple,
-    int: int,
-    float: float,
-    str: str,
-    collections.abc.Sequence: list,
-    collections.abc.MutableSequence: list,
-    collections.abc.Set: set,
-    collections.abc.MutableSet: set,
-    collections.abc.Mapping: dict,
-    collections.abc.MutableMapping: dict,
-}
-
-
-def _reducer_start(hint: Any) -> Callable[[], Any] | None:
-    """The empty value a TypedDict field with a reducer shows before any write (LangGraph's
-    `[]` for `Annotated[list, operator.add]`), or None for a type with no obvious one."""
-    while get_origin(hint) in (Annotated, Required, NotRequired):
-        hint = get_args(hint)[0]
-    return _STARTS.get(get_origin(hint) or hint)
 
 
 def _field(self: BaseModel, key: str) -> Any:

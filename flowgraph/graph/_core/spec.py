@@ -30,7 +30,9 @@ class NodeSpec:
     name: str
     fn: Callable[..., Any]
     is_async: bool
-    retry: RetryPolicy | None = None
+    retries: tuple[RetryPolicy, ...] = ()
+    """Its retry policies (LangGraph's `retry_policy=[p1, p2]`): the first that takes an
+    error applies to it, counting the node's attempts so far."""
     destinations: tuple[str, ...] = ()
     kind: str = "function"
     """For diagrams: model, tool, router, persona, subgraph or function."""
@@ -40,6 +42,21 @@ class NodeSpec:
     """Run only once no other task is left (see `StateGraph.add_node`)."""
     cache_policy: CachePolicy | None = None
     """Reuse the writes of an earlier call with the same input (see `compile(cache=...)`)."""
+    metadata: Mapping[str, Any] | None = None
+    """`add_node(..., metadata=...)`: added to the metadata of the node's "messages" stream
+    items (and of the nodes of a subgraph it runs), as in LangGraph."""
+
+    @property
+    def retry(self) -> RetryPolicy | None:
+        """The node's first retry policy (None: a failure is not retried)."""
+        return self.retries[0] if self.retries else None
+
+    def retry_for(self, exc: BaseException) -> RetryPolicy | None:
+        """The policy that retries `exc`: the first whose `retry_on` takes it, if any."""
+        for policy in self.retries:
+            if policy.should_retry(exc):
+                return policy
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +87,8 @@ class TaskResult:
     task: Task
     writes: list[tuple[str, Any]] = field(default_factory=list)
     goto: list[str | Send] = field(default_factory=list)
+    cached: bool = False
+    """Not made by running the node now: a cache hit, or a resumed step's stored writes."""
 
 
 @dataclass(frozen=True, slots=True)

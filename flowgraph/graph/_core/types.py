@@ -25,6 +25,7 @@ __all__ = [
     "ParentCommand",
     "RetryPolicy",
     "Send",
+    "SnapshotTask",
     "StateSnapshot",
     "StreamMode",
     "StreamPart",
@@ -263,6 +264,33 @@ class Interrupt:
         return f"Interrupt(value={self.value!r}, id={self.id!r}, response_schema=None)"
 
 
+PULL = "__pregel_pull"
+PUSH = "__pregel_push"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SnapshotTask:
+    """A task the next step of a snapshot runs, read as LangGraph's `PregelTask` is.
+
+    In a step that stopped part-way, a task that finished holds its update
+    (`result`), one that failed its error, one that paused its interrupts.
+    """
+
+    id: str
+    """The task's id: the same as its subgraph namespace entry ("node:<id>")."""
+    name: str
+    path: tuple[Any, ...]
+    """("__pregel_pull", node) for a task its edges started, ("__pregel_push", n, False)
+    for the n-th `Send` of the step."""
+    error: str | None = None
+    """The repr of the exception the task raised, if it failed."""
+    interrupts: tuple[Interrupt, ...] = ()
+    state: Any = None
+    """A subgraph node's config (its `checkpoint_ns`); None for other nodes."""
+    result: Any = None
+    """The update of a task that finished before its step stopped."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StateSnapshot:
     """A thread's state at one checkpoint, and what would run next."""
@@ -283,6 +311,9 @@ class StateSnapshot:
     active_run: str | None = None
     """The run working on the thread right now (None: the thread is idle)."""
     thread_id: str | None = None
+    tasks: tuple[SnapshotTask, ...] = ()
+    """The tasks of the next step (one per node in `next`), with what each left if the step
+    stopped part-way."""
 
     @property
     def busy(self) -> bool:
@@ -333,10 +364,25 @@ class StreamPart:
     node: str | None
     data: Any = field(default=None)
     namespace: tuple[str, ...] = ()
+    cached: bool = field(default=False, repr=False)
+    """An "updates" part whose writes the node did not make now: they came from the node
+    cache, or from the stored writes a resumed step reuses (LangGraph's `"__metadata__":
+    {"cached": True}`). Such parts come first in their step."""
+    metadata: Mapping[str, Any] | None = field(default=None, repr=False)
+    """The node's `add_node(..., metadata=...)` (with that of the subgraph nodes it runs
+    in), on its "messages" and "updates" parts."""
 
     def nested(self, segment: str) -> StreamPart:
         """This part as seen one level up: `segment` ("node:task id") goes in front."""
-        return StreamPart(self.mode, self.step, self.node, self.data, (segment, *self.namespace))
+        return StreamPart(
+            self.mode,
+            self.step,
+            self.node,
+            self.data,
+            (segment, *self.namespace),
+            self.cached,
+            self.metadata,
+        )
 
     # LangGraph's default stream yields {node: update} dicts (and "values" the state), which
     # ported loops read as mappings: `for update in chunk.values()`, `chunk["messages"]`.

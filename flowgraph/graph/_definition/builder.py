@@ -38,7 +38,7 @@ from flowgraph.graph._core.schema import StateAdapter
 from flowgraph.graph._core.spec import Branch, GraphSpec, NodeSpec
 from flowgraph.graph._core.types import END, START, Budget, Command, RetryPolicy
 from flowgraph.graph._definition import spellings
-from flowgraph.graph._definition.spellings import one_retry_policy, unknown_keyword
+from flowgraph.graph._definition.spellings import retry_policies, unknown_keyword
 from flowgraph.state import is_typeddict_schema
 
 if TYPE_CHECKING:
@@ -297,7 +297,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         """
         if unknown:
             raise unknown_keyword("add_node", unknown, spellings.ADD_NODE)
-        retry = one_retry_policy(name, retry, retry_policy)
+        retries = retry_policies(name, retry, retry_policy)
         if fn is None:
             if not callable(name):
                 raise GraphValidationError(
@@ -329,7 +329,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         view = None if input_type is None else self.state.viewer(input_type)
         if view == self.state.view:
             view = None
-        spec = self._spec(name, fn, retry, tuple(destinations), view, defer, cache_policy)
+        spec = self._spec(
+            name, fn, retries, tuple(destinations), view, defer, cache_policy, metadata
+        )
         self._specs[name] = spec
         attributes = {"spec": spec, "kind": spec.kind}
         if metadata is not None:
@@ -343,18 +345,30 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self,
         name: str,
         fn: Callable[..., Any],
-        retry: RetryPolicy | None,
+        retries: tuple[RetryPolicy, ...],
         destinations: tuple[str, ...],
         view: Callable[[dict[str, Any]], Any] | None = None,
         defer: bool = False,
         cache_policy: CachePolicy | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> NodeSpec:
         kind = getattr(fn, "node_kind", "function")
         is_async = _is_async_callable(fn)
         asked = injected_parameters(fn)  # read once here: a node asking for none costs nothing
         if asked:
             fn = with_injections(fn, asked, is_async=is_async)
-        return NodeSpec(name, fn, is_async, retry, destinations, kind, view, defer, cache_policy)
+        return NodeSpec(
+            name,
+            fn,
+            is_async,
+            retries,
+            destinations,
+            kind,
+            view,
+            defer,
+            cache_policy,
+            dict(metadata) if metadata else None,
+        )
 
     def add_sequence(
         self, nodes: Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]]

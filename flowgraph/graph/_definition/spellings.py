@@ -36,28 +36,22 @@ def unknown_keyword(call: str, given: Mapping[str, Any], known: Mapping[str, str
     return TypeError(f"{call}() got unexpected keyword argument(s): {', '.join(parts)}")
 
 
-def one_retry_policy(
+def retry_policies(
     node: object,
     retry: RetryPolicy | None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None,
-) -> RetryPolicy | None:
-    """`retry=` or LangGraph's `retry_policy=` (a policy, or a list of one)."""
+) -> tuple[RetryPolicy, ...]:
+    """`retry=` or LangGraph's `retry_policy=` (a policy, or a list of them: the first whose
+    `retry_on` takes an error applies to it)."""
     if retry_policy is None:
-        return retry
+        return () if retry is None else (retry,)
     if retry is not None:
         raise TypeError(
             f"add_node({node!r}) got both retry= and retry_policy=: they are the same; pass one"
         )
     if isinstance(retry_policy, RetryPolicy):
-        return retry_policy
+        return (retry_policy,)
     policies = tuple(retry_policy)
     if not all(isinstance(p, RetryPolicy) for p in policies):
         raise TypeError(f"add_node({node!r}): retry_policy= takes RetryPolicy objects")
-    if not policies:
-        return None
-    if len(policies) == 1:
-        return policies[0]
-    raise TypeError(
-        f"add_node({node!r}): flowgraph takes one RetryPolicy per node, not {len(policies)}; "
-        "give one whose retry_on= covers every error to retry"
-    )
+    return policies

@@ -26,7 +26,6 @@ from flowgraph._lazy import LazyModule
 from flowgraph.errors import SerializationError
 from flowgraph.graph._core.caching import BaseCache, CachePolicy, InMemoryCache
 from flowgraph.graph._core.types import Command
-from flowgraph.graph._engine.run import SubgraphWrites
 
 if TYPE_CHECKING:
     import hashlib
@@ -37,12 +36,22 @@ else:  # only a node with a cache policy encodes and hashes: they load with the 
     hashlib = LazyModule("hashlib")
     serde = LazyModule("flowgraph.checkpoint.serde")
 
-__all__ = ["BaseCache", "CachePolicy", "InMemoryCache", "cached_nodes", "namespace_of"]
+__all__ = ["BaseCache", "CacheHit", "CachePolicy", "InMemoryCache", "cached_nodes", "namespace_of"]
+
+
+class CacheHit:
+    """What a cached node returns when its result came from the cache: the run loop
+    takes `value` as the node's return value, and marks its update as cached."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 # -- the cached node ----------------------------------------------------------------
 
-_DICT, _NONE, _COMMAND, _WRITES = "dict", "none", "command", "writes"
+_DICT, _NONE, _COMMAND = "dict", "none", "command"
 
 
 def _stored_form(node: str, out: Any) -> list[Any]:
@@ -51,8 +60,6 @@ def _stored_form(node: str, out: Any) -> list[Any]:
         return [_NONE]
     if isinstance(out, Command):
         return [_COMMAND, out]
-    if isinstance(out, SubgraphWrites):
-        return [_WRITES, [list(pair) for pair in out]]
     if isinstance(out, Mapping):
         return [_DICT, dict(out)]
     if isinstance(out, BaseModel):  # the state's type, returned whole
@@ -64,8 +71,6 @@ def _returned(data: list[Any]) -> Any:
     kind = data[0]
     if kind == _NONE:
         return None
-    if kind == _WRITES:
-        return SubgraphWrites((key, value) for key, value in data[1])
     return data[1]
 
 
@@ -100,7 +105,7 @@ class _Cached:
 
     def hit(self, key: str) -> tuple[bool, Any]:
         data = self.cache.get(self.namespace, key)
-        return (False, None) if data is None else (True, _returned(serde.loads(data)))
+        return (False, None) if data is None else (True, CacheHit(_returned(serde.loads(data))))
 
     def keep(self, key: str, out: Any) -> None:
         try:

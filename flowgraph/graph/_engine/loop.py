@@ -27,7 +27,8 @@ from flowgraph.graph._core.merge import apply_writes
 from flowgraph.graph._core.pool import run_in_thread
 from flowgraph.graph._core.spec import Task, TaskResult
 from flowgraph.graph._core.types import MISSING, Command, Interrupt, ParentCommand, Send, StreamPart
-from flowgraph.graph._engine.run import INTERRUPT, Emitter, Engine, Run, SubgraphWrites
+from flowgraph.graph._engine.cache import CacheHit
+from flowgraph.graph._engine.run import INTERRUPT, Emitter, Engine, Run
 from flowgraph.graph._engine.superstep import next_tasks
 from flowgraph.graph._thread.record import PendingTask
 
@@ -44,6 +45,10 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
         return TaskResult(task, list(engine.state.check_update(node, out).items()))
     if out is None:
         return TaskResult(task)
+    if type(out) is CacheHit:  # a cached node's earlier result: the same checks
+        result = _result(engine, task, out.value)
+        result.cached = True
+        return result
     if isinstance(out, Command):
         if out.has_resume:
             raise InvalidUpdateError(
@@ -61,13 +66,12 @@ def _result(engine: Engine, task: Task, out: Any) -> TaskResult:
             )
         writes = [] if out.update is None else _command_writes(engine, node, out.update)
         return TaskResult(task, writes, out.goto_targets())
-    if isinstance(out, SubgraphWrites):
-        checked: list[tuple[str, Any]] = []
-        for key, value in out:
-            checked.extend(engine.state.check_update(node, {key: value}).items())
-        return TaskResult(task, checked)
     if engine.state.is_model and isinstance(out, engine.state.schema):
         fields = {k: getattr(out, k) for k in out.model_fields_set}
+        return TaskResult(task, list(engine.state.check_update(node, fields).items()))
+    if engine.state.is_dataclass and isinstance(out, engine.state.schema):
+        # the state's type returned whole: every field is written, as in LangGraph
+        fields = {k: getattr(out, k) for k in engine.state.reducers if hasattr(out, k)}
         return TaskResult(task, list(engine.state.check_update(node, fields).items()))
     raise InvalidUpdateError(
         f"Node '{node}' returned {type(out).__name__}; a node returns a dict of updates, "
@@ -121,9 +125,11 @@ def _in_task(out: Any) -> Any:
 
 async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: bool) -> TaskResult:
     spec = engine.plan.nodes[task.node]
-    emit = None if run.sink is None else Emitter(run, run.sink, step, task.node)
+    meta = _metadata(run, spec.metadata)
+    emit = None if run.sink is None else Emitter(run, run.sink, step, task.node, meta)
     scope = TaskScope(task.node, step, task.index, run.usage, run.scope, emit, run.modes)
     scope.inline = inline
+    scope.metadata = meta
     parent = run.parent_task
     if parent is not None:
         scope.answers = parent.answers
@@ -149,7 +155,7 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             if task.arg is not MISSING:
                 arg = task.arg
             else:  # the state, or the node's own input type's view of it
-                arg = (spec.view or engine.state.view)(run.values)
+                arg = (spec.view or engine.state.node_view)(run.values)
             scope.interrupts_seen = 0
             if scope.memo is not None and scope.memo.calls:
                 scope.memo.calls.clear()
@@ -174,8 +180,8 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             except Exception as exc:
                 if seen is not None:
                     seen.end(error=exc)
-                policy = spec.retry
-                if policy is None or attempt >= policy.max_attempts or not policy.should_retry(exc):
+                policy = spec.retry_for(exc) if spec.retries else None
+                if policy is None or attempt >= policy.max_attempts:
                     raise
                 await asyncio.sleep(policy.delay(attempt, exc))
             except BaseException as exc:  # a pause (interrupt()) or a cancellation
@@ -205,6 +211,13 @@ async def _run_task(engine: Engine, run: Run, task: Task, step: int, inline: boo
             {"event": "end", "task": task.index, "duration": time.perf_counter() - started},
         )
     return result
+
+
+def _metadata(run: Run, own: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """A node's metadata for its stream parts: its own over its subgraph node's."""
+    if run.metadata is None or own is None:
+        return own if run.metadata is None else run.metadata
+    return {**run.metadata, **own}
 
 
 def _watch(
@@ -301,7 +314,7 @@ async def _routes(
         targets: list[str | Send] = [*plan.successors.get(node, ()), *goto]
         for branch in branches or ():
             if view is MISSING:
-                view = engine.state.view(values)
+                view = engine.state.node_view(values)
             try:
                 out = branch.path(view)
                 if branch.is_async:
@@ -365,18 +378,24 @@ async def run_loop(engine: Engine, run: Run) -> None:
         step = run.step + 1
         if run.saver is not None:
             run.scope = run.saver.step_scope()
+        early: frozenset[int] = frozenset()
+        if run.prefilled and run.sink is not None:
+            # what a resumed step reuses is streamed first, as LangGraph's cached writes are
+            early = frozenset(run.prefilled)
+            reused = [run.prefilled[t.index] for t in run.tasks if t.index in early]
+            _stream_updates(engine, run, step, reused)
         if len(run.tasks) == 1 and not run.prefilled:
             # the usual step of a loop (one node): run it here, no gather and no outcome list
             try:
                 results = [await _run_task(engine, run, run.tasks[0], step, run.inline_sync)]
             except (Exception, GraphInterrupt, ParentCommand) as exc:
-                await _stop_step(run, [exc])
+                await _stop_step(engine, run, [exc], step)
                 return
         else:
             outcomes = await _run_tasks(engine, run, step)
             results = [o for o in outcomes if isinstance(o, TaskResult)]
             if len(results) != len(outcomes):
-                await _stop_step(run, outcomes)
+                await _stop_step(engine, run, outcomes, step, early)
                 return
         if run.prefilled:  # only the first step of a resume has these
             run.prefilled = {}
@@ -405,10 +424,8 @@ async def run_loop(engine: Engine, run: Run) -> None:
         run.tasks = tasks
         run.step = step
         run.steps_taken += 1
-        if run.write_log is not None:
-            run.write_log.extend(w for r in results for w in r.writes)
         if run.sink is not None:
-            _stream_step(engine, run, results)
+            _stream_step(engine, run, results, early)
         if (
             run.interrupt_after
             and tasks
@@ -429,7 +446,13 @@ async def _pause_before(run: Run, paused: Sequence[Task]) -> None:
     stream_pause(run, ())
 
 
-async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -> None:
+async def _stop_step(
+    engine: Engine,
+    run: Run,
+    outcomes: Sequence[TaskResult | BaseException],
+    step: int,
+    streamed: frozenset[int] = frozenset(),
+) -> None:
     """A step that did not finish: keep what did, then raise the failure or record the pause.
 
     A subgraph's node handing off to the parent graph (`Command.PARENT`)
@@ -437,7 +460,7 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
     """
     handoff = next((o for o in outcomes if isinstance(o, ParentCommand)), None)
     if handoff is not None:
-        if run.write_log is not None:  # a subgraph: its node in the parent goes on
+        if run.nested:  # a subgraph: its node in the parent goes on
             raise handoff
         outcomes = [
             _no_parent(task.node) if isinstance(o, ParentCommand) else o
@@ -460,16 +483,22 @@ async def _stop_step(run: Run, outcomes: Sequence[TaskResult | BaseException]) -
             )
             pauses.extend(outcome.pauses)
         else:
-            if task.index in run.paused:  # keep the answers it was given for the next resume
-                before = run.paused[task.index]
-                pending[task.index] = PendingTask(
-                    task.node,
-                    pauses=before.pauses,
-                    answers=run.answers.get(task.index, {}),
-                    memo=kept,
-                )
+            # the failure, for get_state's tasks (and the answers it was given, if it had
+            # paused before, for the next resume)
+            before = run.paused.get(task.index)
+            pending[task.index] = PendingTask(
+                task.node,
+                pauses=before.pauses if before is not None else [],
+                answers=run.answers.get(task.index, {}) if before is not None else {},
+                memo=kept,
+                error=repr(outcome) if isinstance(outcome, Exception) else None,
+            )
             if failure is None:
                 failure = outcome
+    if failure is None and run.sink is not None:
+        # the tasks that finished before the pause, as LangGraph streams them
+        done = [o for o in outcomes if isinstance(o, TaskResult)]
+        _stream_updates(engine, run, step, [r for r in done if r.task.index not in streamed])
     if failure is None and run.parent_task is not None:
         raise GraphInterrupt(pauses)  # a subgraph: its node pauses, and re-runs on resume
     run.interrupts.extend(p.interrupt for p in pauses)
@@ -495,13 +524,34 @@ def _no_parent(node: str) -> InvalidUpdateError:
     )
 
 
-def _stream_step(engine: Engine, run: Run, results: Sequence[TaskResult]) -> None:
+def _stream_updates(engine: Engine, run: Run, step: int, results: Sequence[TaskResult]) -> None:
+    """The "updates" parts of `results`: the cached ones first (as LangGraph streams a
+    cache hit before the step's other tasks finish), each group in task order."""
+    if "updates" not in run.modes or not results:
+        return
+    sink = run.sink
+    assert sink is not None
+    shown = engine.state.shown
+    if any(r.cached for r in results):
+        results = [*(r for r in results if r.cached), *(r for r in results if not r.cached)]
+    nodes = engine.plan.nodes
+    for r in results:
+        spec = nodes.get(r.task.node)
+        meta = _metadata(run, spec.metadata if spec is not None else None)
+        sink(StreamPart("updates", step, r.task.node, shown(r.writes), (), r.cached, meta))
+
+
+def _stream_step(
+    engine: Engine, run: Run, results: Sequence[TaskResult], streamed: frozenset[int]
+) -> None:
+    """A finished step's parts: its updates (but those `streamed` at its start), its values."""
     sink = run.sink
     assert sink is not None
     state = engine.state
-    if "updates" in run.modes:
-        for result in results:
-            sink(StreamPart("updates", run.step, result.task.node, state.shown(result.writes)))
+    if streamed:
+        _stream_updates(engine, run, run.step, [r for r in results if r.task.index not in streamed])
+    else:
+        _stream_updates(engine, run, run.step, results)
     if "values" in run.modes and any(state.shows(r.writes) for r in results):
         # as LangGraph does: a step that changed none of the state's fields shows nothing new
         sink(StreamPart("values", run.step, None, state.view(run.values)))

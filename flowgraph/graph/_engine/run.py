@@ -8,7 +8,7 @@ can be read without the other.
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,14 +24,10 @@ if TYPE_CHECKING:
     from flowgraph.graph._core.schema import StateAdapter
     from flowgraph.graph._thread.reuse import Reuse
 
-__all__ = ["INTERRUPT", "PASSED_UP", "Emitter", "Engine", "Run", "SubgraphWrites"]
+__all__ = ["INTERRUPT", "PASSED_UP", "Emitter", "Engine", "Run"]
 
 INTERRUPT = "__interrupt__"
 """The node name of the stream part that says the run paused (its data: the interrupts)."""
-
-
-class SubgraphWrites(list[tuple[str, Any]]):
-    """A node result that is a list of (key, value) writes in order (what a subgraph returns)."""
 
 
 @dataclass(slots=True)
@@ -97,11 +93,15 @@ class Run:
     """The run's hold on its thread; lost (taken by another run): stop before the next step."""
     caught_up: Callable[[], Awaitable[None]] | None = None
     """Waits until a stream's reader has taken the parts so far (backpressure)."""
-    write_log: list[tuple[str, Any]] | None = None
-    """When set, every merged write is also recorded here (subgraphs report them up)."""
+    nested: bool = False
+    """The run of a subgraph node: a handoff (`Command.PARENT`) ends it, for its node in the
+    parent graph to take."""
     parent_task: TaskScope | None = None
     """The task of the outer run this (subgraph) run belongs to: its tasks take their
     interrupt answers from it, and a pause is raised up to it."""
+    metadata: Mapping[str, Any] | None = None
+    """A subgraph's run: the metadata of the node that runs it (and of those above), which
+    its nodes' stream parts carry under their own."""
     reuse: Reuse | None = None
     """Tool results stored by the thread's other branches, for this branch's ToolNodes
     to take instead of running the calls again (see `graph._thread.reuse`)."""
@@ -114,21 +114,31 @@ class Emitter:
     reaches the run's settings through `run`.
     """
 
-    __slots__ = ("node", "run", "sink", "step")
+    __slots__ = ("metadata", "node", "run", "sink", "step")
 
-    def __init__(self, run: Run, sink: Callable[[StreamPart], None], step: int, node: str) -> None:
+    def __init__(
+        self,
+        run: Run,
+        sink: Callable[[StreamPart], None],
+        step: int,
+        node: str,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         self.run = run
         self.sink = sink
         self.step = step
         self.node = node
+        self.metadata = metadata
+        """The node's metadata (with the enclosing subgraph nodes'), on its parts."""
 
     def __call__(self, mode: str, data: Any) -> None:
         if mode in self.run.modes:
-            self.sink(StreamPart(mode, self.step, self.node, data))  # type: ignore[arg-type]
+            part = StreamPart(mode, self.step, self.node, data, (), False, self.metadata)  # type: ignore[arg-type]
+            self.sink(part)
 
     def renamed(self, node: str) -> Emitter:
         """The same stream, with parts tagged as `node`'s (a `@task` running in the task)."""
-        return Emitter(self.run, self.sink, self.step, node)
+        return Emitter(self.run, self.sink, self.step, node, self.metadata)
 
 
 # -- tasks ----------------------------------------------------------------------

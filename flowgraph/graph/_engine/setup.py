@@ -88,6 +88,8 @@ def _input_writes(engine: Engine, input: Any) -> dict[str, Any]:
         return dict(input)
     if isinstance(input, BaseModel):
         return {k: getattr(input, k) for k in input.model_fields_set}
+    if engine.state.is_dataclass and isinstance(input, engine.state.schema):
+        return {k: getattr(input, k) for k in engine.state.reducers if hasattr(input, k)}
     if isinstance(input, Mapping):
         return dict(input)
     if isinstance(input, Command):
@@ -238,7 +240,7 @@ def _resume(run: Run, loaded: Loaded, input: Command | None, forking: bool = Fal
     tasks = {t.index: t for t in run.tasks}
     pending = {i: p for i, p in loaded.pending.items() if i in tasks}
     run.prefilled = {
-        i: TaskResult(tasks[i], list(p.writes), list(p.goto))
+        i: TaskResult(tasks[i], list(p.writes), list(p.goto), cached=True)
         for i, p in pending.items()
         if p.writes is not None
     }

@@ -1,17 +1,21 @@
 """A compiled graph run as a node of another graph (a subgraph), sharing same-named fields.
 
-The subgraph starts from the parent's values of the shared fields and
-reports its writes to them, in order, for the parent's reducers to merge:
-appended lists are not doubled, messages merge by id. A node inside that
+The subgraph starts from the parent's values of the shared fields, and its
+final state (the fields its output schema names) is the node's update,
+merged through the parent's reducers as LangGraph merges it: an
+`operator.add` list the parent passed in comes back whole and is added
+again (`['brief', 'brief', 'researched']`), while messages merge by id, so
+the conversation is not doubled. A node inside that
 returns `Command(graph=Command.PARENT, goto=..., update=...)` stops the
 subgraph: the node then writes that update and goes there. A pause inside
-becomes the node's, named by its path ("review/ask").
+becomes the node's, named by its path ("review/ask"); with `subgraphs=True`
+the subgraph's namespace streams its `__interrupt__` first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -20,8 +24,8 @@ from flowgraph._context import RunUsage, bind_store, current_store, current_task
 from flowgraph._ids import random_scope_key, scope_key
 from flowgraph.graph._core.interrupt import GraphInterrupt, Pause
 from flowgraph.graph._core.types import START, Command, ParentCommand, StreamPart
-from flowgraph.graph._engine.loop import run_loop, start_tasks
-from flowgraph.graph._engine.run import Emitter, Engine, Run, SubgraphWrites
+from flowgraph.graph._engine.loop import run_loop, start_tasks, stream_pause
+from flowgraph.graph._engine.run import Emitter, Engine, Run
 
 if TYPE_CHECKING:
     from flowgraph.graph._core.schema import StateAdapter
@@ -34,8 +38,8 @@ def subgraph_node(
 ) -> Callable[[Any], Any]:
     """The node that runs `engine` (the compiled graph `app`) inside a graph with state `parent`."""
 
-    async def subgraph(state: Any) -> SubgraphWrites | Command[Any]:
-        outer = state.__dict__ if isinstance(state, BaseModel) else state
+    async def subgraph(state: Any) -> dict[str, Any] | Command[Any]:
+        outer = _fields(state)
         scope = current_task.get()
         values = engine.state.defaults()
         # the parent's state (shared fields), or a Send's argument (any child field)
@@ -50,8 +54,9 @@ def subgraph_node(
                 else random_scope_key()
             ),
             usage=scope.usage if scope is not None else RunUsage(),
-            write_log=[],
+            nested=True,
             parent_task=scope,
+            metadata=scope.metadata if scope is not None else None,
         )
         if scope is not None and isinstance(scope.emit, Emitter):
             _stream_from(run, scope.emit, f"{scope.node}:{run.scope}")
@@ -71,21 +76,33 @@ def subgraph_node(
             if scope is None:
                 raise
             # the pauses become this node's, named by their path ("review/ask")
-            raise GraphInterrupt(
-                [
-                    Pause(replace(p.interrupt, node=f"{scope.node}/{p.interrupt.node}"), p.key)
-                    for p in paused.pauses
-                ]
-            ) from None
+            pauses = [
+                Pause(replace(p.interrupt, node=f"{scope.node}/{p.interrupt.node}"), p.key)
+                for p in paused.pauses
+            ]
+            if run.subgraphs and run.sink is not None:
+                # the subgraph's own stream says it paused, as LangGraph's does, before
+                # the graph above says so in its own namespace
+                stream_pause(run, [p.interrupt for p in pauses])
+            raise GraphInterrupt(pauses) from None
         finally:
             if own_store is not None:
                 current_store.reset(own_store)
-        assert run.write_log is not None
-        return SubgraphWrites((k, v) for k, v in run.write_log if k in parent.reducers)
+        final = engine.state.final_values(run.values)
+        return {k: v for k, v in final.items() if k in parent.reducers}
 
     subgraph.node_kind = "subgraph"  # type: ignore[attr-defined]
     subgraph.subgraph = app  # type: ignore[attr-defined]
     return subgraph
+
+
+def _fields(state: Any) -> Mapping[str, Any]:
+    """The parent's state (a dict, a pydantic or a dataclass instance) as a mapping."""
+    if isinstance(state, BaseModel):
+        return state.__dict__
+    if is_dataclass(state):
+        return {f.name: getattr(state, f.name) for f in fields(state)}
+    return state  # type: ignore[no-any-return]  # a dict (a Send's argument may be any)
 
 
 def _stream_from(run: Run, outer: Emitter, segment: str) -> None:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from flowgraph._ids import scope_key
 from flowgraph._lazy import LazyModule
 from flowgraph.checkpoint.base import (
     BaseCheckpointer,
@@ -33,8 +34,18 @@ from flowgraph.checkpoint.base import (
 )
 from flowgraph.errors import DeserializationError, SerializationError
 from flowgraph.graph._core.interrupt import Pause
+from flowgraph.graph._core.merge import step_scope
 from flowgraph.graph._core.spec import Task, TaskResult
-from flowgraph.graph._core.types import MISSING, START, Interrupt, Send, StateSnapshot
+from flowgraph.graph._core.types import (
+    MISSING,
+    PULL,
+    PUSH,
+    START,
+    Interrupt,
+    Send,
+    SnapshotTask,
+    StateSnapshot,
+)
 from flowgraph.messages import RemoveMessage
 
 if TYPE_CHECKING:
@@ -144,6 +155,8 @@ class PendingTask:
     """Paused by interrupt_before, not by interrupt()."""
     memo: dict[str, bytes] = field(default_factory=dict)
     """What the task's `once()` calls returned (encoded), for the task's next run."""
+    error: str | None = None
+    """The repr of the exception the task raised (the step stopped on it)."""
 
     @property
     def interrupts(self) -> list[Interrupt]:
@@ -168,8 +181,13 @@ class Loaded:
     cursor: Cursor
 
 
-def snapshot_of(loaded: Loaded, state: StateAdapter) -> StateSnapshot:
-    """What `get_state` shows of a loaded checkpoint: values detached from the run's."""
+def snapshot_of(
+    loaded: Loaded, state: StateAdapter, subgraphs: frozenset[str] = frozenset()
+) -> StateSnapshot:
+    """What `get_state` shows of a loaded checkpoint: values detached from the run's.
+
+    `subgraphs` names the graph's subgraph nodes: their tasks carry their config.
+    """
     record = loaded.record
     return StateSnapshot(
         values=state.detached(loaded.values),
@@ -181,7 +199,42 @@ def snapshot_of(loaded: Loaded, state: StateAdapter) -> StateSnapshot:
         metadata=loaded.metadata,
         interrupts=tuple(i for p in loaded.pending.values() for i in p.interrupts),
         thread_id=record.thread_id,
+        tasks=_snapshot_tasks(loaded, state, subgraphs),
     )
+
+
+def _snapshot_tasks(
+    loaded: Loaded, state: StateAdapter, subgraphs: frozenset[str]
+) -> tuple[SnapshotTask, ...]:
+    """The next step's tasks as LangGraph's `PregelTask`s, with what a stopped step left."""
+    record = loaded.record
+    scope = step_scope(record.thread_id, record.checkpoint_id)
+    tasks = []
+    sends = 0
+    for task in loaded.tasks:
+        task_id = scope_key(scope, record.step + 1, task.index)
+        if task.arg is MISSING:
+            path: tuple[Any, ...] = (PULL, task.node)
+        else:
+            path = (PUSH, sends, False)
+            sends += 1
+        left = loaded.pending.get(task.index)
+        config = None
+        if task.node in subgraphs:
+            ns = f"{task.node}:{task_id}"
+            config = {"configurable": {"thread_id": record.thread_id, "checkpoint_ns": ns}}
+        tasks.append(
+            SnapshotTask(
+                id=task_id,
+                name=task.node,
+                path=path,
+                error=None if left is None else left.error,
+                interrupts=() if left is None else tuple(left.interrupts),
+                state=config,
+                result=state.shown(left.writes) if left is not None and left.writes else None,
+            )
+        )
+    return tuple(tasks)
 
 
 def _encode_writes(
@@ -369,6 +422,8 @@ def encode_pending(task: PendingTask) -> bytes:
         payload["breakpoint"] = True
     if task.memo:
         payload["memo"] = task.memo
+    if task.error is not None:
+        payload["error"] = task.error
     try:
         return _dumps(payload, task.node)
     except SerializationError as exc:
@@ -394,6 +449,7 @@ def _decode_pending(write: PendingWrite) -> PendingTask:
         answers=answers,
         breakpoint=bool(data.get("breakpoint")),
         memo=dict(data.get("memo", {})),
+        error=data.get("error"),
     )
 
 
