@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from flowgraph._ids import scope_key
 from flowgraph.errors import InvalidUpdateError
 from flowgraph.graph._core.pool import call_store
-from flowgraph.graph._core.types import MISSING, START, StateSnapshot
+from flowgraph.graph._core.types import MISSING, PULL, START, SnapshotTask, StateSnapshot
 from flowgraph.graph._thread.record import record_payload
 
 if TYPE_CHECKING:
@@ -148,6 +149,12 @@ def before_input_snapshot(found: BeforeInput, parent: StateSnapshot) -> StateSna
     metadata: dict[str, Any] = {"source": "input", "step": step.step - 1, "parents": {}}
     if "run_id" in found.metadata:
         metadata["run_id"] = found.metadata["run_id"]
+    task = SnapshotTask(
+        id=scope_key(found.checkpoint_id, START),
+        name=START,
+        path=(PULL, START),
+        result=None if found.input is MISSING else found.input,
+    )
     return StateSnapshot(
         values=parent.values,
         next=(START,),
@@ -157,4 +164,5 @@ def before_input_snapshot(found: BeforeInput, parent: StateSnapshot) -> StateSna
         created_at=step.created_at,
         metadata=metadata,
         thread_id=step.thread_id,
+        tasks=(task,),
     )

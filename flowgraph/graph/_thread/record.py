@@ -196,7 +196,8 @@ def snapshot_of(
         parent_id=record.parent_id,
         step=record.step,
         created_at=record.created_at,
-        metadata=loaded.metadata,
+        # LangGraph's keys too ("step", "parents"), read from the record, not stored twice
+        metadata={**loaded.metadata, "step": record.step, "parents": {}},
         interrupts=tuple(i for p in loaded.pending.values() for i in p.interrupts),
         thread_id=record.thread_id,
         tasks=_snapshot_tasks(loaded, state, subgraphs),
