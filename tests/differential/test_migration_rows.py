@@ -194,6 +194,8 @@ ROWS: dict[str, tuple[str, ...]] = {
         "p12_stream_subgraphs",
         "p88_stream_v2_subgraphs",
         "p179_nested_subgraph_modes",
+        "p182_subgraph_invoked_in_a_node",
+        "p183_subgraph_in_a_node_tokens",
     ),
     "breaking out of": ("p46_break_stream",),
     # functional API

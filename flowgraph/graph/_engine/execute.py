@@ -14,11 +14,12 @@ from contextvars import Token
 from typing import TYPE_CHECKING, Any
 
 import flowgraph._hooks as _hooks
-from flowgraph._context import bind_store, current_run, current_store
+from flowgraph._context import bind_store, current_run, current_store, current_task
 from flowgraph.errors import ConcurrentRunError
 from flowgraph.graph._core.types import START, Command
 from flowgraph.graph._engine.loop import run_loop
 from flowgraph.graph._engine.setup import RunOptions, prepare_run
+from flowgraph.graph._engine.subgraph import stream_from_caller
 from flowgraph.graph._thread.lease import LeaseHeld, drop_claim, release
 from flowgraph.graph._thread.opening import ThreadRequest, open_thread
 
@@ -75,6 +76,8 @@ async def _leased(
     bound = None
     if store is not None or options.info is not None or current_run.get() is not None:
         bound = _bind(store, options)
+    if options.sink is None and current_task.get() is not None:
+        stream_from_caller(options)  # called inside a node of another run
     try:
         if checkpointer is None or options.thread_id is None:
             run = await prepare_run(engine, checkpointer, input, options)

@@ -26,11 +26,12 @@ from flowgraph.graph._core.interrupt import GraphInterrupt, Pause
 from flowgraph.graph._core.types import START, Command, ParentCommand, StreamPart
 from flowgraph.graph._engine.loop import run_loop, start_tasks, stream_pause
 from flowgraph.graph._engine.run import Emitter, Engine, Run
+from flowgraph.graph._engine.setup import RunOptions
 
 if TYPE_CHECKING:
     from flowgraph.graph._core.schema import StateAdapter
 
-__all__ = ["subgraph_node"]
+__all__ = ["stream_from_caller", "stream_into", "subgraph_node"]
 
 
 def subgraph_node(
@@ -59,7 +60,7 @@ def subgraph_node(
             metadata=scope.metadata if scope is not None else None,
         )
         if scope is not None and isinstance(scope.emit, Emitter):
-            _stream_from(run, scope.emit, f"{scope.node}:{run.scope}")
+            stream_into(run, scope.emit, f"{scope.node}:{run.scope}")
             if run.subgraphs and "values" in run.modes and given and run.sink is not None:
                 # the subgraph's own first values, as LangGraph streams them
                 run.sink(StreamPart("values", 0, None, engine.state.view(run.values)))
@@ -105,8 +106,24 @@ def _fields(state: Any) -> Mapping[str, Any]:
     return state  # type: ignore[no-any-return]  # a dict (a Send's argument may be any)
 
 
-def _stream_from(run: Run, outer: Emitter, segment: str) -> None:
-    """Connect a subgraph node's run to the stream of the run that called it.
+def stream_from_caller(options: RunOptions) -> None:
+    """A graph invoked inside another graph's node streams into that run, as a subgraph.
+
+    As LangGraph's: with `subgraphs=True` its steps come under the calling task's
+    namespace ("node:<task id>", the id a subgraph node of that task would have),
+    and without, the modes that pass up (tokens) as the node's own. A call that
+    streams itself (`stream()`), or one outside any run, is left alone.
+    """
+    scope = current_task.get()
+    if options.sink is not None or scope is None or not isinstance(scope.emit, Emitter):
+        return
+    task_id = scope_key(scope.run_scope, scope.step, scope.task_index)
+    stream_into(options, scope.emit, f"{scope.node}:{task_id}")
+
+
+def stream_into(run: Run | RunOptions, outer: Emitter, segment: str) -> None:
+    """Connect a subgraph's run (or a nested call's options) to the stream of the run
+    that called it.
 
     With `subgraphs=True` every part of the subgraph's steps goes up, its
     namespace starting with `segment` ("node:task id"); otherwise only the
