@@ -3,8 +3,8 @@
 `CompiledGraph` inherits `RunCalls`: it checks the keywords every run
 method takes (the same for `invoke`, `ainvoke`, `stream` and `astream`),
 merges LangGraph's `config` dict into them, starts the engine's run and
-shapes its result. `RunKeywords` lists those keywords for the methods'
-typed overloads; `v3_modes` checks those of `stream_events`.
+shapes its result (`_streams.RunKeywords` lists those keywords for the methods'
+typed overloads); `v3_modes` checks those of `stream_events`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Self, TypedDict
+from typing import TYPE_CHECKING, Any, Self
 
 from flowgraph.graph._config import merged_config, read_config
 from flowgraph.graph._core.interrupt import with_interrupts
@@ -28,25 +28,7 @@ if TYPE_CHECKING:
     from flowgraph.graph._streams import Invoked
     from flowgraph.graph._thread.replay import ThreadCache
 
-__all__ = ["RunCalls", "RunKeywords", "v3_modes"]
-
-
-class RunKeywords(TypedDict, total=False):
-    """The keywords `invoke` and `ainvoke` take besides their result's shape (for their
-    overloads; `stream` and `astream` take these too, see `_streams.StreamKeywords`)."""
-
-    thread_id: str | None
-    checkpoint_id: str | None
-    recursion_limit: int
-    budget: Budget | None
-    interrupt_before: Sequence[str] | None
-    interrupt_after: Sequence[str] | None
-    wait: bool | float
-    run_id: str | None
-    stop: threading.Event | None
-    context: Any
-    configurable: Mapping[str, Any] | None
-    rerun_tool_calls: bool
+__all__ = ["RunCalls", "v3_modes"]
 
 
 def v3_modes(version: str, options: Mapping[str, Any]) -> list[StreamMode]:

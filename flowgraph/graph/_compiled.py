@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Self, overload
 from typing_extensions import TypeVar
 
 from flowgraph.checkpoint.base import BaseCheckpointer
-from flowgraph.graph._calls import RunCalls, RunKeywords, v3_modes
+from flowgraph.graph._calls import RunCalls, v3_modes
 from flowgraph.graph._core.caching import BaseCache
 from flowgraph.graph._core.types import (
     Budget,
@@ -42,6 +42,7 @@ from flowgraph.graph._items import StreamVersion
 from flowgraph.graph._streams import (
     GraphOutput,
     Invoked,
+    RunKeywords,
     StreamKeywords,
     stream_parts,
     stream_settings,

@@ -24,6 +24,7 @@ from flowgraph.graph._items import LangGraphItems, StreamVersion
 __all__ = [
     "GraphOutput",
     "Invoked",
+    "RunKeywords",
     "StreamKeywords",
     "engine_modes",
     "stream_parts",
@@ -46,11 +47,10 @@ def engine_modes(mode: StreamMode | Sequence[StreamMode]) -> frozenset[str]:
     return modes
 
 
-class StreamKeywords(TypedDict, total=False):
-    """The keywords `stream` and `astream` take besides their modes (for their overloads)."""
+class RunKeywords(TypedDict, total=False):
+    """The keywords `invoke` and `ainvoke` take besides their result's shape (for their
+    overloads); `stream` and `astream` take them too, see `StreamKeywords`."""
 
-    subgraphs: bool
-    version: StreamVersion
     thread_id: str | None
     checkpoint_id: str | None
     recursion_limit: int
@@ -63,6 +63,13 @@ class StreamKeywords(TypedDict, total=False):
     context: Any
     configurable: Mapping[str, Any] | None
     rerun_tool_calls: bool
+
+
+class StreamKeywords(RunKeywords, total=False):
+    """The keywords `stream` and `astream` take besides their modes (for their overloads)."""
+
+    subgraphs: bool
+    version: StreamVersion
 
 
 def stream_settings(
