@@ -35,6 +35,7 @@ from flowgraph.messages import (
     coerce_message,
     to_openai,
 )
+from flowgraph.messages._repr import usage_dict
 from flowgraph.server._wire.responses import ApiError
 
 if TYPE_CHECKING:
@@ -87,18 +88,8 @@ def _content(message: BaseMessage) -> str | list[Any]:
 
 
 def _usage(usage: Usage | None) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    out: dict[str, Any] = {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "total_tokens": usage.total_tokens,
-    }
-    if usage.cached_tokens is not None:
-        out["input_token_details"] = {"cache_read": usage.cached_tokens}
-    if usage.reasoning_tokens is not None:
-        out["output_token_details"] = {"reasoning": usage.reasoning_tokens}
-    return out
+    """LangChain's `usage_metadata`, as a printed message shows it."""
+    return None if usage is None else usage_dict(usage)
 
 
 def message_to_wire(message: BaseMessage | RemoveMessage) -> dict[str, Any]:
