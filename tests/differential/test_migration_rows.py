@@ -48,7 +48,6 @@ ROWS: dict[str, tuple[str, ...]] = {
     ),
     "private state:": ("p34_private_state",),
     "`RemoveMessage`, `REMOVE_ALL_MESSAGES`": ("p56_remove_message", "p151_remove_all_messages"),
-    "a `TypedDict` field with a reducer": ("p49_empty_reducer_state",),
     "`result = graph.invoke(...)` of a pydantic state": ("p31_pydantic_state",),
     "`RemainingSteps`": ("p61_remaining_steps",),
     # messages, models and tools
@@ -96,17 +95,10 @@ ROWS: dict[str, tuple[str, ...]] = {
     "`add_node(name, fn, retry_policy=": ("p27_retry_policy", "p158_runtime_store_retry_list"),
     "`add_node(name, fn, metadata=": ("p159_node_metadata",),
     "`RetryPolicy()`'s default `retry_on`": ("p89_retry_default_retry_on",),
-    "`add_node(name, fn, defer=True)`": ("p62_defer_node",),
     "`def node(state) -> Command[Literal[": (
         "p15_command_literal",
         "p16_command_loop",
         "p160_command_hints",
-    ),
-    "`set_entry_point`": ("p63_entry_finish_points",),
-    "`add_conditional_edges(src, path,": (
-        "p13_conditional_branches",
-        "p17_send_map_reduce",
-        "p161_conditional_edges_forms",
     ),
     "a node with no outgoing edge": ("p92_no_outgoing_edge",),
     "`Command(graph=Command.PARENT": ("p69_handoff_parent",),
@@ -177,7 +169,6 @@ ROWS: dict[str, tuple[str, ...]] = {
     ),
     "`get_graph().to_json()`": ("p100_get_graph_metadata_tools",),
     "an `Interrupt`'s `id`": ("p81_interrupt_repr",),
-    "`graph.with_config(": ("p139_runtime_context",),
     "a compiled subgraph as a node": ("p18_subgraph_shared_state", "p110_subgraph_whole_state"),
     "a pydantic state's field with a reducer": ("p114_pydantic_reducer_start",),
     "a `@dataclass` state": ("p32_dataclass_state", "p113_dataclass_state_reducers"),
@@ -221,7 +212,6 @@ ROWS: dict[str, tuple[str, ...]] = {
         "p26_update_state_as_node",
         "p25_fork_checkpoint_id",
     ),
-    "`snapshot.config`, `snapshot.parent_config`": ("p169_snapshot_configs",),
     "`get_state(config).interrupts`": ("p20_interrupt_resume",),
     "forking a thread": ("p93_fork_reruns_tools",),
     '`invoke(Command(resume="no"), checkpoint_config)`': ("p174_resume_answered_interrupt",),
@@ -238,6 +228,22 @@ ROWS: dict[str, tuple[str, ...]] = {
     "`invoke` with a message already in the thread": ("p95_same_message_twice",),
 }
 """Row (a prefix of its LangGraph cell) -> the programs that run it on both libraries."""
+
+PORTED: dict[str, tuple[str, ...]] = {
+    "`add_node(name, fn, defer=True)`": ("p62_defer_node",),
+    "`set_entry_point`": ("p63_entry_finish_points",),
+    "`add_conditional_edges(src, path,": (
+        "p13_conditional_branches",
+        "p17_send_map_reduce",
+        "p161_conditional_edges_forms",
+    ),
+    "a `TypedDict` field with a reducer": ("p49_empty_reducer_state",),
+    "`snapshot.config`, `snapshot.parent_config`": ("p169_snapshot_configs",),
+    "`graph.with_config(": ("p139_runtime_context",),
+}
+"""What ports as it is: named in the paragraph below the table, not in a row of it (the
+table keeps a row only for what differs), each run by its programs."""
+
 
 EXEMPT: dict[str, str] = {
     "`langgraph dev` / `langgraph up`": "the LangGraph server, not in the library",
@@ -309,9 +315,25 @@ def test_each_named_program_exists(prefix: str) -> None:
 def test_every_documented_difference_has_its_row() -> None:
     # an EXPECTED program asserts a difference, so a row names it (or, for these three,
     # the list of differences below the table, checked by its titles)
-    named = {stem for stems in ROWS.values() for stem in stems}
+    named = {stem for stems in (*ROWS.values(), *PORTED.values()) for stem in stems}
     below_the_table = {"p29_recursion_default", "p76_typed_validation", "p77_unreachable_node"}
     assert set(EXPECTED) - named == below_the_table
     text = MIGRATION.read_text()
     for title in ("**Recursion limit 100 steps**", "**Typed state.**", "**Every node reachable.**"):
         assert title in text
+
+
+def test_no_row_says_only_the_same() -> None:
+    plain = [row for row, flowgraph in table() if flowgraph == "the same"]
+    assert plain == [], "move a row with nothing to say into the paragraph below the table"
+
+
+@pytest.mark.parametrize("prefix", PORTED)
+def test_what_ports_as_it_is_is_named_below_the_table_with_its_programs(prefix: str) -> None:
+    text = MIGRATION.read_text()
+    start = text.index("Ported as they are")
+    paragraph = text[start : text.index("\n\nThe same agent in both", start)]
+    assert prefix in paragraph
+    assert matching(prefix, table()) == []
+    for stem in PORTED[prefix]:
+        assert f"`{stem}`" in paragraph and (PROGRAMS / f"{stem}.py").is_file()
