@@ -140,13 +140,19 @@ class ThreadAPI:
         return snapshot_of(loaded, state, subgraphs)
 
     def get_state(
-        self, thread_id: str | Mapping[str, Any], checkpoint_id: str | None = None
+        self,
+        thread_id: str | Mapping[str, Any],
+        checkpoint_id: str | None = None,
+        *,
+        subgraphs: bool = False,
     ) -> StateSnapshot:
         """The thread's state at its head (or at `checkpoint_id`), and what runs next.
 
         An unknown thread gives an empty snapshot (`checkpoint_id` None).
         LangGraph's config dict (`{"configurable": {"thread_id": ..., "checkpoint_id":
         ...}}`, e.g. a snapshot's `config`) names the thread and checkpoint too.
+        `subgraphs` is taken for LangGraph's code and changes nothing: a subgraph keeps
+        no checkpoints of its own, so a subgraph task's `state` stays its config.
         """
         thread_id, checkpoint_id = thread_and_checkpoint(thread_id, checkpoint_id)
         store = self._store()

@@ -101,3 +101,17 @@ def test_a_breakpoint_s_tasks_have_nothing_yet() -> None:
         None,
         None,
     )
+
+
+def test_get_state_takes_langgraphs_subgraphs_keyword() -> None:
+    class Counter(TypedDict):
+        n: int
+
+    g = StateGraph(Counter)
+    g.add_node("add", lambda s: {"n": s["n"] + 1})
+    g.add_edge(START, "add")
+    app = g.compile(checkpointer=MemoryCheckpointer())
+    config = {"configurable": {"thread_id": "sub"}}
+    app.invoke({"n": 1}, config)
+    assert app.get_state(config, subgraphs=True) == app.get_state(config)
+    assert app.get_state(config, subgraphs=True).values == {"n": 2}
