@@ -34,7 +34,13 @@ REEXPORTED = {
     },
     "flowgraph.prompts": set(),
     "flowgraph.reducers": set(),
-    "flowgraph.state": {"Reducer", "field_reducers", "is_typeddict_schema", "managed_fields"},
+    "flowgraph.state": {
+        "Reducer",
+        "field_reducers",
+        "is_dataclass_schema",
+        "is_typeddict_schema",
+        "managed_fields",
+    },
     "flowgraph.tools": {"Injection", "ParsedDocstring", "ToolResponseFormat", "parse_docstring"},
     "flowgraph.viz": set(),  # DESIGN §7: re-exported once it exists
 }  # fmt: skip
