@@ -129,7 +129,7 @@ async def _opened(
     loaded: Loaded | None,
     head: str | None = None,
 ) -> Opened:
-    """`head`: the thread's head, for a run from the empty state (`from_start`)."""
+    """`head`: the thread's head, for a branch from the empty state (no `loaded`)."""
     input = request.input
     # a new thread: the first write must find no head (another run may be creating it);
     # a branch from the empty state: the head it saw
