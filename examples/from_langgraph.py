@@ -5,7 +5,9 @@ Only the imports differ from the LangGraph program (see docs/migration.md,
 `NotRequired` and `Annotated` reducers, plain functions as tools,
 `llm.bind_tools(...)` called inside a node, `trim_messages` with LangChain's
 arguments, a node routing with `-> Command[Literal[...]]`, `set_entry_point`,
-a node with no edge out (the run ends there), and `pretty_print()`.
+a node with no edge out (the run ends there), `pretty_print()`,
+`get_graph().draw_mermaid()`, editing the first message as a chat UI does (new
+input at the history's checkpoint before it) and `with_config`.
 
 Runs offline by default: a ScriptedChatModel plays the LLM. Point it at a
 real model with FLOWGRAPH_MODEL (e.g. "openai:gpt-4o-mini").
@@ -112,11 +114,25 @@ app = builder.compile()
 def main() -> int:
     db = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp()) / "desk.db"
     graph = app.with_checkpointer(SQLiteCheckpointer(db))
-    state = graph.invoke({"messages": [("user", "Where is my order 42?")]}, thread_id="desk")
+    config = {"configurable": {"thread_id": "desk"}}
+    state = graph.invoke({"messages": [("user", "Where is my order 42?")]}, config)
     for message in state["messages"]:
         message.pretty_print()
     print(f"\ntopic: {state.get('topic')}")
-    print("the diagram ends smalltalk at END:", "smalltalk --> __end__" in graph.to_mermaid())
+    mermaid = graph.get_graph().draw_mermaid()
+    print("the diagram ends smalltalk at END:", "smalltalk --> __end__" in mermaid)
+
+    # a chat UI edits the first message: new input at the checkpoint before it, a branch
+    history = list(graph.get_state_history(config))
+    before_first = [s for s in history if s.next == ("__start__",)][-1]
+    edited = graph.invoke({"messages": [("user", "Where is my order 7?")]}, before_first.config)
+    print(f"edited: {edited['messages'][-1].content} ({len(edited['messages'])} messages)")
+
+    # with_config: a config under every run of the graph it returns
+    desk_2 = graph.with_config({"configurable": {"thread_id": "desk-2"}})
+    desk_2.invoke({"messages": [("user", "Hello there")]})
+    other = graph.get_state({"configurable": {"thread_id": "desk-2"}}).values["messages"]
+    print(f"desk-2: {other[-1].content}")
     if isinstance(llm, ScriptedChatModel):
         offered = [tool.name for tool in llm.requests[0].tools]
         print(f"tools the model was offered: {offered}")

@@ -124,6 +124,8 @@ EXPECTED = {
         "Order 42: shipped on Monday, arriving Thursday.",
         "topic: orders",
         "the diagram ends smalltalk at END: True",
+        "edited: Order 7: waiting for stock. (4 messages)",
+        "desk-2: Happy to chat! Ask me about an order any time.",
         "tools the model was offered: ['lookup_order', 'cancel_order']",
     ],
     "remember_preferences.py": [
